@@ -1,0 +1,157 @@
+# baretrace build. `make` builds build/kernel.elf; `make iso` the bootable
+# image; `make run` boots it under QEMU; `make test` runs every test.
+# All outputs go under build/. Missing Debian packages are installed by
+# scripts/deps.sh (or it prints the apt-get command to run).
+
+MAKEFLAGS += -rR --no-print-directory
+.SUFFIXES:
+.DELETE_ON_ERROR:
+SHELL := /bin/bash
+
+CROSS_COMPILE ?=
+# Tools: a command-line or environment value wins over these defaults.
+tool_default = $(if $(filter default undefined,$(origin $(1))),$(eval $(1) := $(2)))
+$(call tool_default,CC,$(CROSS_COMPILE)gcc)
+$(call tool_default,LD,$(CROSS_COMPILE)ld)
+$(call tool_default,NM,$(CROSS_COMPILE)nm)
+$(call tool_default,OBJDUMP,$(CROSS_COMPILE)objdump)
+NASM    ?= nasm
+HOSTCC  ?= gcc
+QEMU    ?= qemu-system-x86_64
+PYTHON  ?= /usr/bin/python3
+CPUS    ?= 4
+CFLAGS  ?= -O2 -g
+
+BUILD := build
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-7s %s\n' $(1) $(2)
+endif
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+# ---- kernel -----------------------------------------------------------------
+ASM_SRCS := boot/header.asm boot/entry.asm arch/x86/isr.asm
+ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/gdt.c arch/x86/idt.c \
+	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c
+KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
+	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
+	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c
+TRACE_SRCS :=
+
+override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
+	-ffreestanding -nostdlib -fno-pic -fno-pie -mno-red-zone \
+	-mno-sse -mno-mmx -mno-80387 -fno-stack-protector \
+	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables --param=min-pagesize=0 \
+	-Iinclude -Iarch/x86/include -DBARETRACE_VERSION='"$(VERSION)"' -MMD -MP
+override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
+LIBGCC := $(shell $(CC) -print-libgcc-file-name)
+
+KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
+	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS))
+
+.PHONY: all kernel iso run test test-host test-tsan test-qemu deps clean help
+
+all: kernel
+kernel: $(BUILD)/kernel.elf
+
+$(BUILD)/%.o: %.c Makefile
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.asm Makefile
+	@mkdir -p $(@D)
+	$(call quiet,NASM,$@)
+	$(Q)$(NASM) -f elf64 -g -o $@ $<
+
+# Two links: the first gives the symbol addresses, the second carries them
+# in .ksyms (the last section, so no other symbol moves; checked below).
+$(BUILD)/ksyms0.asm: scripts/gen-ksyms.sh
+	@mkdir -p $(@D)
+	$(Q)scripts/gen-ksyms.sh $(NM) > $@
+$(BUILD)/kernel.tmp.elf: $(KOBJS) $(BUILD)/ksyms0.o linker.ld
+	$(call quiet,LD,$@)
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o $(LIBGCC)
+$(BUILD)/ksyms.asm: $(BUILD)/kernel.tmp.elf scripts/gen-ksyms.sh
+	$(call quiet,KSYMS,$@)
+	$(Q)scripts/gen-ksyms.sh $(NM) $< > $@
+$(BUILD)/kernel.elf: $(BUILD)/kernel.tmp.elf $(BUILD)/ksyms.o
+	$(call quiet,LD,$@)
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o $(LIBGCC)
+	@$(NM) -n $(BUILD)/kernel.tmp.elf | grep -v ksyms_ > $(BUILD)/syms.1
+	@$(NM) -n $@ | grep -v ksyms_ > $(BUILD)/syms.2
+	@cmp -s $(BUILD)/syms.1 $(BUILD)/syms.2 || \
+		{ echo "ksyms: symbols moved between links"; rm -f $@; exit 1; }
+$(BUILD)/ksyms0.o: $(BUILD)/ksyms0.asm
+	$(Q)$(NASM) -f elf64 -o $@ $<
+$(BUILD)/ksyms.o: $(BUILD)/ksyms.asm
+	$(Q)$(NASM) -f elf64 -o $@ $<
+
+# ---- bootable image ---------------------------------------------------------
+iso: $(BUILD)/baretrace.iso
+$(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
+	$(call quiet,ISO,$@)
+	$(Q)scripts/mkiso.sh $< $@ ""
+
+run: deps
+	@$(MAKE) kernel
+	./run-qemu.sh --smp $(CPUS) --machine q35
+
+# ---- tests ------------------------------------------------------------------
+HOST_TESTS :=
+TSAN_TESTS :=
+include $(sort $(wildcard tests/host/*.mk))
+
+override HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -Iinclude -Itests/host/include -MMD -MP
+override TSAN_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
+	-fsanitize=thread -Iinclude -Itests/host/include -MMD -MP
+
+define host_test
+$(BUILD)/host/$(1): $$($(1)_SRCS) Makefile
+	@mkdir -p $$(@D)
+	$$(call quiet,HOSTCC,$$@)
+	$$(Q)$$(HOSTCC) $$(HOST_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
+endef
+define tsan_test
+$(BUILD)/host/$(1).tsan: $$($(1)_SRCS) Makefile
+	@mkdir -p $$(@D)
+	$$(call quiet,HOSTCC,$$@)
+	$$(Q)$$(HOSTCC) $$(TSAN_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
+endef
+$(foreach t,$(HOST_TESTS),$(eval $(call host_test,$(t))))
+$(foreach t,$(TSAN_TESTS),$(eval $(call tsan_test,$(t))))
+
+test-host: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
+	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
+	@$(MAKE) test-tsan
+
+test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
+	@$(foreach t,$(TSAN_TESTS),echo "== host (ThreadSanitizer): $(t)" && \
+		setarch -R $(BUILD)/host/$(t).tsan $($(t)_ARGS) &&) true
+
+test-qemu: $(BUILD)/kernel.elf
+	$(PYTHON) -m pytest -q tests/qemu $(PYTEST_ARGS)
+
+test: deps
+	@$(MAKE) kernel
+	@$(MAKE) test-host
+	@$(MAKE) test-qemu
+
+deps:
+	@scripts/deps.sh
+
+help:
+	@echo "make            build build/kernel.elf"
+	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
+	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS)"
+	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

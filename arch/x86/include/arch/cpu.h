@@ -1,0 +1,102 @@
+/* Small x86 instruction wrappers: CPUID, MSRs, control registers, TSC. */
+#ifndef ARCH_CPU_H
+#define ARCH_CPU_H
+
+#include <stdint.h>
+
+struct cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_regs r;
+	__asm__ __volatile__("cpuid"
+			     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			     : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ __volatile__("wrmsr" : : "c"(msr), "a"((uint32_t)v),
+			     "d"((uint32_t)(v >> 32)) : "memory");
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t read_cr0(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("mov %%cr0, %0" : "=r"(v));
+	return v;
+}
+
+static inline uint64_t read_cr2(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("mov %%cr2, %0" : "=r"(v));
+	return v;
+}
+
+static inline uint64_t read_cr3(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("mov %%cr3, %0" : "=r"(v));
+	return v;
+}
+
+static inline void write_cr3(uint64_t v)
+{
+	__asm__ __volatile__("mov %0, %%cr3" : : "r"(v) : "memory");
+}
+
+static inline uint64_t read_cr4(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("mov %%cr4, %0" : "=r"(v));
+	return v;
+}
+
+static inline uint64_t read_rflags(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("pushfq; popq %0" : "=r"(v));
+	return v;
+}
+
+static inline void cpu_relax(void)
+{
+	__asm__ __volatile__("pause" ::: "memory");
+}
+
+static inline void irq_disable(void)
+{
+	__asm__ __volatile__("cli" ::: "memory");
+}
+
+static inline void irq_enable(void)
+{
+	__asm__ __volatile__("sti" ::: "memory");
+}
+
+static inline void cpu_halt(void)
+{
+	__asm__ __volatile__("hlt" ::: "memory");
+}
+
+#define RFLAGS_IF	(1u << 9)
+
+#endif

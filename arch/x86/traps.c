@@ -1,0 +1,104 @@
+/*
+ * Fatal exceptions: print everything a person needs to find the bug
+ * (vector and name, error code, RIP, RSP, CR2, all general registers, a
+ * frame-pointer backtrace with symbol names), then leave with failure.
+ *
+ * The backtrace follows the RBP chain (the kernel is built with
+ * -fno-omit-frame-pointer): [rbp] is the caller's rbp, [rbp+8] the return
+ * address. Each step is checked (aligned, inside the identity map, moving up
+ * the stack) so a corrupt chain ends the walk rather than faulting again.
+ */
+#include <stdint.h>
+#include <arch/cpu.h>
+#include <arch/exit.h>
+#include <arch/trap.h>
+#include "kernel/console.h"
+#include "kernel/ksyms.h"
+
+#define BACKTRACE_MAX	32
+#define MAPPED_LIMIT	0x100000000ull	/* the boot identity map: 4 GiB */
+
+static const char *const exc_names[32] = {
+	"divide error (#DE)", "debug (#DB)", "NMI", "breakpoint (#BP)",
+	"overflow (#OF)", "bound range (#BR)", "invalid opcode (#UD)",
+	"device not available (#NM)", "double fault (#DF)",
+	"coprocessor segment overrun", "invalid TSS (#TS)",
+	"segment not present (#NP)", "stack fault (#SS)",
+	"general protection (#GP)", "page fault (#PF)", "reserved 15",
+	"x87 floating point (#MF)", "alignment check (#AC)",
+	"machine check (#MC)", "SIMD floating point (#XM)",
+	"virtualization (#VE)", "control protection (#CP)", "reserved 22",
+	"reserved 23", "reserved 24", "reserved 25", "reserved 26",
+	"reserved 27", "hypervisor injection (#HV)", "VMM communication (#VC)",
+	"security (#SX)", "reserved 31",
+};
+
+static void print_addr(const char *label, uint64_t addr)
+{
+	uint64_t off;
+	const char *name = ksym_lookup(addr, &off);
+
+	if (name)
+		printk("%s 0x%016llx %s+0x%llx\n", label, (unsigned long long)addr,
+		       name, (unsigned long long)off);
+	else
+		printk("%s 0x%016llx ?\n", label, (unsigned long long)addr);
+}
+
+static void backtrace(uint64_t rbp)
+{
+	for (int depth = 0; depth < BACKTRACE_MAX && rbp; depth++) {
+		if (rbp & 7 || rbp + 16 > MAPPED_LIMIT || rbp < 0x1000) {
+			printk("  (frame pointer 0x%llx is not valid; stopping)\n",
+			       (unsigned long long)rbp);
+			return;
+		}
+		uint64_t next = ((uint64_t *)rbp)[0];
+		uint64_t ret = ((uint64_t *)rbp)[1];
+		if (!ret)
+			return;
+		print_addr("  ", ret);
+		if (next && next <= rbp) {
+			printk("  (frame chain goes down the stack; stopping)\n");
+			return;
+		}
+		rbp = next;
+	}
+}
+
+void trap_fatal(struct trap_frame *f, const char *why)
+{
+	const char *name = f->vector < 32 ? exc_names[f->vector] : "interrupt";
+
+	console_enter_panic_mode();
+	printk("PANIC: %s: vector=%llu (%s) error_code=0x%llx\n", why,
+	       (unsigned long long)f->vector, name,
+	       (unsigned long long)f->error_code);
+	print_addr("RIP:", f->rip);
+	printk("RSP: 0x%016llx RFLAGS: 0x%016llx CS: 0x%llx SS: 0x%llx\n",
+	       (unsigned long long)f->rsp, (unsigned long long)f->rflags,
+	       (unsigned long long)f->cs, (unsigned long long)f->ss);
+	printk("CR2: 0x%016llx CR3: 0x%016llx CR0: 0x%016llx CR4: 0x%016llx\n",
+	       (unsigned long long)read_cr2(), (unsigned long long)read_cr3(),
+	       (unsigned long long)read_cr0(), (unsigned long long)read_cr4());
+	printk("RAX: 0x%016llx RBX: 0x%016llx RCX: 0x%016llx\n",
+	       (unsigned long long)f->rax, (unsigned long long)f->rbx,
+	       (unsigned long long)f->rcx);
+	printk("RDX: 0x%016llx RSI: 0x%016llx RDI: 0x%016llx\n",
+	       (unsigned long long)f->rdx, (unsigned long long)f->rsi,
+	       (unsigned long long)f->rdi);
+	printk("RBP: 0x%016llx R8:  0x%016llx R9:  0x%016llx\n",
+	       (unsigned long long)f->rbp, (unsigned long long)f->r8,
+	       (unsigned long long)f->r9);
+	printk("R10: 0x%016llx R11: 0x%016llx R12: 0x%016llx\n",
+	       (unsigned long long)f->r10, (unsigned long long)f->r11,
+	       (unsigned long long)f->r12);
+	printk("R13: 0x%016llx R14: 0x%016llx R15: 0x%016llx\n",
+	       (unsigned long long)f->r13, (unsigned long long)f->r14,
+	       (unsigned long long)f->r15);
+	printk("Backtrace:\n");
+	print_addr("  ", f->rip);
+	backtrace(f->rbp);
+	printk("PANIC: end of report\n");
+	machine_exit(false);
+}

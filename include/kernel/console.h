@@ -1,0 +1,37 @@
+/*
+ * Consoles: the places kernel output goes (COM1, VGA text, later others).
+ * printk writes to every registered console; a console registered late gets
+ * the log written so far replayed, so nothing printed before it is lost.
+ */
+#ifndef KERNEL_CONSOLE_H
+#define KERNEL_CONSOLE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include "baretrace/compiler.h"
+
+struct console {
+	const char *name;				/* shown at registration */
+	void (*write)(struct console *c, const char *s, size_t n); /* must not block forever */
+	int (*getc)(struct console *c);			/* next input byte or -1; may be NULL */
+	void *priv;					/* driver state */
+	struct console *next;				/* registration list */
+};
+
+void console_register(struct console *c);
+void console_write(const char *s, size_t n);	/* to all consoles, serialised */
+int console_getc(void);				/* first console with input, or -1 */
+bool console_any(void);				/* is any console registered? */
+
+/*
+ * After a fatal exception the console lock may be held by the code that
+ * faulted; panic mode makes the writers skip the lock from then on.
+ */
+void console_enter_panic_mode(void);
+
+int printk(const char *fmt, ...) __printf(1, 2);
+
+/* printk's timestamp source: ns since the clock's epoch, or -1 if none yet. */
+void printk_set_clock(long long (*now_ns)(void));
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * Formatted output into a buffer, C99 snprintf semantics (the return value
+ * is the length the whole output would have had; the buffer is always
+ * NUL-terminated when size > 0). Supported: flags "-0+ #", width and
+ * precision (numbers or '*'), length modifiers hh h l ll z j t, conversions
+ * d i u x X o c s p %. No floating point: the kernel has no FPU state.
+ * Named k* so that host tests can compare it with libc's.
+ */
+#ifndef KERNEL_KPRINTF_H
+#define KERNEL_KPRINTF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include "baretrace/compiler.h"
+
+int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int ksnprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+
+#endif

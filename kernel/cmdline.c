@@ -1,0 +1,245 @@
+/*
+ * Command line parser: tokens separated by spaces, each "key" or
+ * "key=value"; double quotes group a value with spaces ("a b"). Generic
+ * code, tested on the host.
+ */
+#include "kernel/cmdline.h"
+#include "kernel/kprintf.h"
+#include "kernel/kstring.h"
+
+#define TOKEN_MAX	256
+#define MSG_MAX		384
+
+extern const struct cmdline_opt __start_cmdline_opts[];
+extern const struct cmdline_opt __stop_cmdline_opts[];
+
+static const struct cmdline_opt *find(const char *key)
+{
+	for (const struct cmdline_opt *o = __start_cmdline_opts; o < __stop_cmdline_opts; o++)
+		if (!strcmp(o->name, key))
+			return o;
+	return NULL;
+}
+
+/* Parse an unsigned decimal or 0x-hex number; false if not exactly that. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned base = 10;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		unsigned d;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return false;
+		if (v > (UINT64_MAX - d) / base)
+			return false;	/* overflow */
+		v = v * base + d;
+	}
+	*out = v;
+	return true;
+}
+
+static int choice_index(const char *const *choices, const char *s, size_t len)
+{
+	for (int i = 0; choices[i]; i++)
+		if (strlen(choices[i]) == len && !strncmp(choices[i], s, len))
+			return i;
+	return -1;
+}
+
+static void list_choices(char *buf, size_t cap, const char *const *choices)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; choices[i] && n < cap; i++)
+		n += ksnprintf(buf + n, cap - n, "%s%s", i ? "|" : "", choices[i]);
+}
+
+/* Apply value to o; on failure write what was wrong into why. */
+static bool apply(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
+{
+	char accepted[160];
+
+	switch (o->type) {
+	case OPT_FLAG: {
+		static const char *const yes[] = { "yes", "on", "1", "true", NULL };
+		static const char *const no[] = { "no", "off", "0", "false", NULL };
+		if (!value || choice_index(yes, value, strlen(value)) >= 0) {
+			*(bool *)o->var = true;
+			return true;
+		}
+		if (choice_index(no, value, strlen(value)) >= 0) {
+			*(bool *)o->var = false;
+			return true;
+		}
+		ksnprintf(why, cap, "accepted: %s, %s=yes|no", o->name, o->name);
+		return false;
+	}
+	case OPT_UINT:
+	case OPT_INT: {
+		uint64_t v;
+		bool neg = false;
+		const char *s = value;
+		if (!value || !*value) {
+			ksnprintf(why, cap, "a number is required");
+			return false;
+		}
+		if (o->type == OPT_INT && *s == '-') {
+			neg = true;
+			s++;
+		}
+		if (!parse_u64(s, &v)) {
+			ksnprintf(why, cap, "not a number; accepted: integer %s%llu..%llu",
+				  o->type == OPT_INT ? "(signed) " : "",
+				  (unsigned long long)o->min, (unsigned long long)o->max);
+			return false;
+		}
+		if (o->type == OPT_UINT) {
+			if (neg || v < o->min || v > o->max) {
+				ksnprintf(why, cap, "out of range; accepted: %llu..%llu",
+					  (unsigned long long)o->min, (unsigned long long)o->max);
+				return false;
+			}
+			*(uint64_t *)o->var = v;
+		} else {
+			int64_t sv;
+			if (v > (uint64_t)INT64_MAX) {
+				ksnprintf(why, cap, "out of range");
+				return false;
+			}
+			sv = neg ? -(int64_t)v : (int64_t)v;
+			if (sv < (int64_t)o->min || sv > (int64_t)o->max) {
+				ksnprintf(why, cap, "out of range; accepted: %lld..%lld",
+					  (long long)(int64_t)o->min, (long long)(int64_t)o->max);
+				return false;
+			}
+			*(int64_t *)o->var = sv;
+		}
+		return true;
+	}
+	case OPT_ENUM: {
+		int i = value ? choice_index(o->choices, value, strlen(value)) : -1;
+		if (i < 0) {
+			list_choices(accepted, sizeof(accepted), o->choices);
+			ksnprintf(why, cap, "accepted: %s", accepted);
+			return false;
+		}
+		*(int *)o->var = i;
+		return true;
+	}
+	case OPT_LIST:
+	case OPT_STRING: {
+		size_t len = value ? strlen(value) : 0;
+		if (!value || !len) {
+			ksnprintf(why, cap, "a value is required");
+			return false;
+		}
+		if (len >= o->size) {
+			ksnprintf(why, cap, "longer than %zu characters", o->size - 1);
+			return false;
+		}
+		if (o->type == OPT_LIST && o->choices) {
+			const char *item = value;
+			while (*item) {
+				const char *end = strchr(item, ',');
+				size_t n = end ? (size_t)(end - item) : strlen(item);
+				if (choice_index(o->choices, item, n) < 0) {
+					list_choices(accepted, sizeof(accepted), o->choices);
+					ksnprintf(why, cap, "'%.*s' is not known; accepted: "
+						  "comma-separated %s", (int)n, item, accepted);
+					return false;
+				}
+				item += n + (end ? 1 : 0);
+			}
+		}
+		memcpy(o->var, value, len + 1);
+		return true;
+	}
+	}
+	ksnprintf(why, cap, "option has no parser");
+	return false;
+}
+
+int cmdline_parse(const char *line, void (*report)(const char *msg))
+{
+	char tok[TOKEN_MAX], why[256], msg[MSG_MAX];
+	int problems = 0;
+	const char *p = line ? line : "";
+
+	for (;;) {
+		size_t n = 0;
+		bool quoted = false, too_long = false;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		while (*p && (quoted || (*p != ' ' && *p != '\t'))) {
+			if (*p == '"') {
+				quoted = !quoted;
+			} else if (n + 1 < sizeof(tok)) {
+				tok[n++] = *p;
+			} else {
+				too_long = true;
+			}
+			p++;
+		}
+		tok[n] = '\0';
+		if (too_long) {
+			ksnprintf(msg, sizeof(msg), "cmdline: option '%.32s...' is longer "
+				  "than %d characters; ignored", tok, TOKEN_MAX - 1);
+			report(msg);
+			problems++;
+			continue;
+		}
+
+		char *eq = strchr(tok, '=');
+		const char *value = NULL;
+		if (eq) {
+			*eq = '\0';
+			value = eq + 1;
+		}
+		const struct cmdline_opt *o = find(tok);
+		if (!o) {
+			ksnprintf(msg, sizeof(msg), "cmdline: unknown option '%s'; "
+				  "ignored (the README lists the options)", tok);
+			report(msg);
+			problems++;
+			continue;
+		}
+		if (!apply(o, value, why, sizeof(why))) {
+			ksnprintf(msg, sizeof(msg), "cmdline: %s=%s: invalid value: %s; "
+				  "keeping the default", tok, value ? value : "", why);
+			report(msg);
+			problems++;
+		}
+	}
+	return problems;
+}
+
+bool cmdline_list_has(const char *list, const char *item)
+{
+	size_t len = strlen(item);
+
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t n = end ? (size_t)(end - list) : strlen(list);
+		if (n == len && !strncmp(list, item, n))
+			return true;
+		list += n + (end ? 1 : 0);
+	}
+	return false;
+}

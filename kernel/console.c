@@ -1,0 +1,130 @@
+/*
+ * Console multiplexer and printk.
+ *
+ * Every line printk produces is "[sssss.uuuuuu] text": seconds and
+ * microseconds on the kernel clock (zeros until the TSC is calibrated, as in
+ * Linux). Tools parse what follows the prefix; the prefix itself is only for
+ * people.
+ *
+ * All output is also kept in a 32 KiB log so that a console that appears
+ * later (VGA once we know we booted under BIOS) starts with the whole boot.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include "kernel/console.h"
+#include "kernel/kprintf.h"
+#include "kernel/spinlock.h"
+
+#define LOG_SIZE 32768
+
+static struct console *consoles;
+static struct spinlock console_lock;
+static bool panic_mode;
+static long long (*clock_now_ns)(void);
+
+static char log_buf[LOG_SIZE];	/* first LOG_SIZE bytes of output */
+static size_t log_len;		/* bytes held in log_buf */
+
+static uint64_t lock(void)
+{
+	if (READ_ONCE(panic_mode))
+		return 0;
+	return spin_lock_irqsave(&console_lock);
+}
+
+static void unlock(uint64_t flags)
+{
+	if (READ_ONCE(panic_mode))
+		return;
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+static void write_locked(const char *s, size_t n)
+{
+	size_t room = LOG_SIZE - log_len;
+
+	if (room) {
+		size_t k = n < room ? n : room;
+		for (size_t i = 0; i < k; i++)
+			log_buf[log_len + i] = s[i];
+		log_len += k;
+	}
+	for (struct console *c = consoles; c; c = c->next)
+		c->write(c, s, n);
+}
+
+void console_register(struct console *c)
+{
+	uint64_t flags = lock();
+
+	c->next = NULL;
+	if (!consoles) {
+		consoles = c;
+	} else {
+		struct console *t = consoles;
+		while (t->next)
+			t = t->next;
+		t->next = c;
+	}
+	if (log_len)
+		c->write(c, log_buf, log_len);
+	unlock(flags);
+}
+
+bool console_any(void)
+{
+	return READ_ONCE(consoles) != NULL;
+}
+
+void console_write(const char *s, size_t n)
+{
+	uint64_t flags = lock();
+
+	write_locked(s, n);
+	unlock(flags);
+}
+
+int console_getc(void)
+{
+	for (struct console *c = consoles; c; c = c->next) {
+		if (c->getc) {
+			int ch = c->getc(c);
+			if (ch >= 0)
+				return ch;
+		}
+	}
+	return -1;
+}
+
+void console_enter_panic_mode(void)
+{
+	WRITE_ONCE(panic_mode, true);
+}
+
+void printk_set_clock(long long (*now_ns)(void))
+{
+	clock_now_ns = now_ns;
+}
+
+int printk(const char *fmt, ...)
+{
+	char buf[512];
+	long long ns = clock_now_ns ? clock_now_ns() : -1;
+	uint64_t us = ns > 0 ? (uint64_t)ns / 1000 : 0;
+	int n, p;
+	va_list ap;
+
+	p = ksnprintf(buf, sizeof(buf), "[%5llu.%06llu] ",
+		      (unsigned long long)(us / 1000000),
+		      (unsigned long long)(us % 1000000));
+	va_start(ap, fmt);
+	n = kvsnprintf(buf + p, sizeof(buf) - p, fmt, ap);
+	va_end(ap);
+	n += p;
+	if (n >= (int)sizeof(buf)) {
+		n = sizeof(buf) - 1;
+		buf[n - 1] = '\n';	/* truncated line still ends */
+	}
+	console_write(buf, n);
+	return n;
+}

@@ -1,0 +1,68 @@
+/*
+ * Jobs: what the kernel does once booted, chosen with run= (comma list, in
+ * order). With "exit" on the command line the kernel leaves QEMU when the
+ * jobs end, with success only if every job succeeded; otherwise it idles.
+ */
+#include <stdbool.h>
+#include <arch/cpu.h>
+#include <arch/exit.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/jobs.h"
+#include "kernel/kstring.h"
+#include "kernel/ktest.h"
+
+static const char *const job_names[] = { "ktest", "fault", NULL };
+
+static char run_list[128] = "";
+static bool exit_when_done;
+
+CMDLINE_OPTION(run, .name = "run", .type = OPT_LIST, .var = run_list,
+	       .size = sizeof(run_list), .choices = job_names,
+	       .help = "jobs to run after boot, in order (comma list)");
+CMDLINE_OPTION(exit, .name = "exit", .type = OPT_FLAG, .var = &exit_when_done,
+	       .help = "leave QEMU with the jobs' result when they end");
+
+/* Deliberately touch an unmapped address: shows the fault report works. */
+static __noinline bool job_fault(void)
+{
+	volatile uint64_t *unmapped = (volatile uint64_t *)0x00007F0000000000ull;
+
+	printk("fault: reading unmapped address %p on purpose\n", (void *)unmapped);
+	return *unmapped == 0;
+}
+
+static bool run_one(const char *name, size_t len)
+{
+	if (len == 5 && !strncmp(name, "ktest", 5))
+		return ktest_run(NULL);
+	if (len == 5 && !strncmp(name, "fault", 5))
+		return job_fault();
+	return false;
+}
+
+void jobs_run(void)
+{
+	bool ok = true;
+	const char *p = run_list;
+
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		printk("run: job=%.*s\n", (int)len, p);
+		bool r = run_one(p, len);
+		printk("run: job=%.*s result=%s\n", (int)len, p, r ? "pass" : "fail");
+		ok = ok && r;
+		p += len + (end ? 1 : 0);
+	}
+	if (exit_when_done) {
+		printk("run: done result=%s; exiting\n", ok ? "pass" : "fail");
+		machine_exit(ok);
+	}
+	printk("run: %s; idle. Quit QEMU with Ctrl-A X.\n",
+	       run_list[0] ? "jobs done" : "no jobs given (run=)");
+	for (;;) {
+		irq_disable();
+		cpu_halt();
+	}
+}

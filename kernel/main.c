@@ -1,0 +1,61 @@
+/*
+ * kernel_main: the boot order, one step per line. Called from
+ * boot/entry.asm in long mode on the boot stack, with the physical address
+ * of the Multiboot2 boot information.
+ */
+#include <stdint.h>
+#include <arch/acpi.h>
+#include <arch/cpu.h>
+#include <arch/exit.h>
+#include <arch/paging.h>
+#include <arch/trap.h>
+#include <arch/uart.h>
+#include <arch/vga.h>
+#include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/jobs.h"
+#include "kernel/memory.h"
+
+#ifndef BARETRACE_VERSION
+#define BARETRACE_VERSION "unknown"
+#endif
+
+struct boot_info boot_info;
+
+static void report_cmdline(const char *msg)
+{
+	printk("%s\n", msg);
+}
+
+void kernel_main(uint32_t mbi_phys);
+
+void kernel_main(uint32_t mbi_phys)
+{
+	const char *mb2_err;
+	bool uart;
+
+	uart = uart_console_init(COM1_PORT);		/* COM1 first: output has a home */
+	mb2_err = mb2_parse((const void *)(uintptr_t)mbi_phys, &boot_info); /* copy before reuse */
+	if (!boot_info.efi)
+		vga_console_init();			/* BIOS: mirror on the screen */
+	gdt_init();					/* our GDT, TSS and IST stacks */
+	idt_init();					/* every exception reported */
+
+	printk("baretrace %s: trace recording laboratory, x86-64\n", BARETRACE_VERSION);
+	printk("boot: loader=\"%s\" firmware=%s console=%s%s\n", boot_info.loader,
+	       boot_info.efi ? "uefi" : "bios", uart ? "ttyS0" : "",
+	       boot_info.efi ? "" : (uart ? ",vga" : "vga"));
+	if (mb2_err)
+		printk("boot: boot information is malformed: %s; continuing with what was read\n",
+		       mb2_err);
+	printk("boot: cmdline=\"%s\"%s\n", boot_info.cmdline,
+	       boot_info.cmdline_truncated ? " (truncated)" : "");
+	cmdline_parse(boot_info.cmdline, report_cmdline); /* options before subsystems */
+
+	memory_init(&boot_info);			/* page allocator, map all RAM */
+	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
+		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
+
+	jobs_run();					/* run=..., then exit or idle */
+}

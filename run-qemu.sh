@@ -1,0 +1,88 @@
+#!/bin/bash
+# Boot baretrace under QEMU (TCG) with its serial console on stdout.
+#
+#   ./run-qemu.sh [--uefi] [--smp N] [--machine pc|q35] [--memory M] [--icount]
+#                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
+#                 [--serial FILE] [--kernel ELF] [-- extra qemu args]
+#
+# Exit status: 0 the kernel reported success; 1 it reported failure;
+# 124 timeout; 3 QEMU exited without a verdict (e.g. triple fault with
+# -no-reboot); 2 QEMU itself failed (bad option, missing firmware, ...).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
+cmdline="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
+extra=()
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "run-qemu.sh: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--uefi) uefi=1 ;;
+	--smp) smp=${2:?--smp needs a number}; shift ;;
+	--machine) machine=${2:?--machine needs pc or q35}; shift ;;
+	--memory) memory=${2:?--memory needs a size}; shift ;;
+	--icount) icount=1 ;;
+	--no-hpet) hpet=0 ;;
+	--cpu) cpu=${2:?--cpu needs a model}; shift ;;
+	--cmdline) cmdline=${2?--cmdline needs a string}; shift ;;
+	--timeout) timeout_s=${2:?--timeout needs seconds}; shift ;;
+	--serial) serial_file=${2:?--serial needs a file}; shift ;;
+	--kernel) kernel=${2:?--kernel needs a file}; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; extra=("$@"); break ;;
+	*) usage >&2; die "unknown option '$1'" ;;
+	esac
+	shift
+done
+
+case "$machine" in pc|q35) ;; *) die "--machine must be pc or q35, not '$machine'" ;; esac
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp must be a positive integer, not '$smp'"
+[ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be whole seconds, not '$timeout_s'"
+[ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: run 'make deps'"
+
+# One cached image per command line; rebuilt when the kernel is newer.
+cache="$here/build/iso-cache"
+mkdir -p "$cache"
+key=$(printf '%s' "$cmdline" | sha1sum | cut -c1-16)
+iso="$cache/$key.iso"
+if [ ! -f "$iso" ] || [ "$kernel" -nt "$iso" ]; then
+	"$here/scripts/mkiso.sh" "$kernel" "$iso" "$cmdline" || exit 2
+fi
+
+machine_opt="$machine"
+[ $hpet -eq 1 ] || machine_opt="$machine,hpet=off"
+args=(-machine "$machine_opt" -cpu "$cpu" -smp "$smp" -m "$memory"
+      -no-reboot -display none -cdrom "$iso" -boot d
+      -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+if [ $uefi -eq 1 ]; then
+	ovmf=/usr/share/ovmf/OVMF.fd
+	[ -f $ovmf ] || die "$ovmf not found: install the ovmf package (make deps)"
+	args+=(-bios "$ovmf")
+fi
+[ $icount -eq 0 ] || args+=(-icount shift=0)
+
+chardev="stdio,id=con0,signal=on"
+[ -z "$serial_file" ] || chardev="$chardev,logfile=$serial_file,logappend=off"
+if [ -t 0 ]; then
+	args+=(-chardev "$chardev,mux=on" -serial chardev:con0 -mon chardev=con0,mode=readline)
+else
+	args+=(-chardev "$chardev" -serial chardev:con0 -monitor none)
+fi
+
+if [ -n "$timeout_s" ]; then
+	timeout -k 5 "$timeout_s" qemu-system-x86_64 "${args[@]}" "${extra[@]}"
+else
+	qemu-system-x86_64 "${args[@]}" "${extra[@]}"
+fi
+rc=$?
+case $rc in
+33) exit 0 ;;
+35) exit 1 ;;
+124|137) echo "run-qemu.sh: timed out after ${timeout_s}s" >&2; exit 124 ;;
+0) echo "run-qemu.sh: QEMU exited without a verdict from the kernel" >&2; exit 3 ;;
+*) echo "run-qemu.sh: QEMU failed (status $rc)" >&2; exit 2 ;;
+esac
