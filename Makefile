@@ -115,13 +115,13 @@ define host_test
 $(BUILD)/host/$(1): $$($(1)_SRCS) Makefile
 	@mkdir -p $$(@D)
 	$$(call quiet,HOSTCC,$$@)
-	$$(Q)$$(HOSTCC) $$(HOST_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
+	$$(Q)$$(HOSTCC) $$(HOST_CFLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
 endef
 define tsan_test
 $(BUILD)/host/$(1).tsan: $$($(1)_SRCS) Makefile
 	@mkdir -p $$(@D)
 	$$(call quiet,HOSTCC,$$@)
-	$$(Q)$$(HOSTCC) $$(TSAN_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
+	$$(Q)$$(HOSTCC) $$(TSAN_CFLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
 endef
 $(foreach t,$(HOST_TESTS),$(eval $(call host_test,$(t))))
 $(foreach t,$(TSAN_TESTS),$(eval $(call tsan_test,$(t))))

@@ -222,7 +222,7 @@ int cmdline_parse(const char *line, void (*report)(const char *msg))
 		}
 		if (!apply(o, value, why, sizeof(why))) {
 			ksnprintf(msg, sizeof(msg), "cmdline: %s=%s: invalid value: %s; "
-				  "keeping the default", tok, value ? value : "", why);
+				  "left unchanged", tok, value ? value : "", why);
 			report(msg);
 			problems++;
 		}
