@@ -39,7 +39,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/gdt.c arch/x86/idt.c \
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c
-TRACE_SRCS :=
+TRACE_SRCS := trace/clock.c
 
 override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 	-ffreestanding -nostdlib -fno-pic -fno-pie -mno-red-zone \

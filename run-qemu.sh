@@ -3,7 +3,8 @@
 #
 #   ./run-qemu.sh [--uefi] [--smp N] [--machine pc|q35] [--memory M] [--icount]
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
-#                 [--serial FILE] [--kernel ELF] [-- extra qemu args]
+#                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
+#                 [-- extra qemu args]
 #
 # Exit status: 0 the kernel reported success; 1 it reported failure;
 # 124 timeout; 3 QEMU exited without a verdict (e.g. triple fault with
@@ -12,10 +13,10 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
-cmdline="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
+cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
 extra=()
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 die() { echo "run-qemu.sh: $*" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
@@ -28,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--no-hpet) hpet=0 ;;
 	--cpu) cpu=${2:?--cpu needs a model}; shift ;;
 	--cmdline) cmdline=${2?--cmdline needs a string}; shift ;;
+	--grub-cmds) grub_cmds=${2?--grub-cmds needs a string}; shift ;;
 	--timeout) timeout_s=${2:?--timeout needs seconds}; shift ;;
 	--serial) serial_file=${2:?--serial needs a file}; shift ;;
 	--kernel) kernel=${2:?--kernel needs a file}; shift ;;
@@ -47,10 +49,10 @@ command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: r
 # One cached image per command line; rebuilt when the kernel is newer.
 cache="$here/build/iso-cache"
 mkdir -p "$cache"
-key=$(printf '%s' "$cmdline" | sha1sum | cut -c1-16)
+key=$(printf '%s\n%s' "$cmdline" "$grub_cmds" | sha1sum | cut -c1-16)
 iso="$cache/$key.iso"
 if [ ! -f "$iso" ] || [ "$kernel" -nt "$iso" ]; then
-	"$here/scripts/mkiso.sh" "$kernel" "$iso" "$cmdline" || exit 2
+	"$here/scripts/mkiso.sh" "$kernel" "$iso" "$cmdline" "$grub_cmds" || exit 2
 fi
 
 machine_opt="$machine"

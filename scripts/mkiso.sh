@@ -1,9 +1,11 @@
 #!/bin/bash
 # Build a hybrid GRUB image (BIOS El Torito + UEFI efi.img, writable to a USB
 # stick with dd) that boots KERNEL with the given command line.
-# Usage: mkiso.sh KERNEL OUTPUT.iso "CMDLINE"
+# Usage: mkiso.sh KERNEL OUTPUT.iso "CMDLINE" ["GRUB COMMANDS"]
+# GRUB COMMANDS (newline-separated) run before the kernel is loaded; the
+# tests use them to damage firmware tables on purpose (memrw's write_byte).
 set -euo pipefail
-kernel=$1 out=$2 cmdline=${3:-}
+kernel=$1 out=$2 cmdline=${3:-} grub_cmds=${4:-}
 case "$cmdline" in
 *[\"\$\\\;\{\}]*) echo "mkiso: the command line may not contain \" \$ \\ ; { or }" >&2; exit 2 ;;
 esac
@@ -16,6 +18,7 @@ cat > "$stage/boot/grub/grub.cfg" <<CFG
 set timeout=0
 set default=0
 menuentry "baretrace" {
+$grub_cmds
 	multiboot2 /boot/kernel.elf $cmdline
 	boot
 }

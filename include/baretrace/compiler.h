@@ -15,6 +15,7 @@
 #define __section(s)	__attribute__((section(s)))
 #define __used		__attribute__((used))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
+#undef __always_inline	/* glibc's sys/cdefs.h has one too: same meaning */
 #define __always_inline	inline __attribute__((always_inline))
 #define __noinline	__attribute__((noinline))
 

@@ -1,0 +1,3 @@
+HOST_TESTS += test_clock
+test_clock_SRCS := tests/host/test_clock.c trace/clock.c
+test_clock_LIBS := -lpthread

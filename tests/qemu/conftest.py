@@ -1,0 +1,80 @@
+"""QEMU system tests: boot the kernel with run-qemu.sh and read what it printed.
+
+Every run has a timeout; under TCG nothing here depends on wall-clock speed.
+"""
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFIX = re.compile(r"^\[\s*\d+\.\d{6}\] ")
+
+
+@dataclass
+class Run:
+    rc: int                     # run-qemu.sh exit status
+    out: str                    # everything on the serial console (and stderr)
+    lines: list = field(default_factory=list)  # console lines, printk prefix removed
+
+    def has(self, pattern):
+        """First line matching the regex, or None."""
+        rx = re.compile(pattern)
+        return next((l for l in self.lines if rx.search(l)), None)
+
+    def all(self, pattern):
+        rx = re.compile(pattern)
+        return [l for l in self.lines if rx.search(l)]
+
+    def ktap(self):
+        """Check the KTAP block: version, plan, one result per planned test.
+        Returns {name: ok}."""
+        assert "KTAP version 1" in self.lines, self.out
+        plan = self.has(r"^1\.\.\d+$")
+        assert plan, self.out
+        n = int(plan.split("..")[1])
+        results = {}
+        for l in self.lines:
+            m = re.match(r"^(ok|not ok) (\d+) (\S+)", l)
+            if m:
+                results[m.group(3)] = m.group(1) == "ok"
+        assert len(results) == n, f"plan says {n}, saw {len(results)}\n{self.out}"
+        return results
+
+    def fields(self, pattern):
+        """key=value pairs of the first line matching pattern."""
+        line = self.has(pattern)
+        assert line, f"no line matching {pattern!r}\n{self.out}"
+        return dict(re.findall(r"(\w+)=(\"[^\"]*\"|\S+)", line))
+
+
+def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
+             no_hpet=False, memory=None, timeout=90, grub_cmds=None, extra=()):
+    args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
+            "--machine", machine, "--cmdline", cmdline]
+    if uefi:
+        args.append("--uefi")
+    if icount:
+        args.append("--icount")
+    if no_hpet:
+        args.append("--no-hpet")
+    if memory:
+        args += ["--memory", memory]
+    if grub_cmds:
+        args += ["--grub-cmds", grub_cmds]
+    if extra:
+        args += ["--", *extra]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=timeout + 60, cwd=ROOT)
+    out = p.stdout.decode("utf-8", "replace").replace("\r", "")
+    lines = [PREFIX.sub("", l) for l in out.split("\n")]
+    return Run(p.returncode, out, lines)
+
+
+@pytest.fixture(scope="session")
+def qemu():
+    if not (ROOT / "build" / "kernel.elf").exists():
+        pytest.fail("build/kernel.elf is missing: run 'make' first")
+    return run_qemu
