@@ -9,6 +9,7 @@
 #include <arch/exit.h>
 #include <arch/paging.h>
 #include <arch/trap.h>
+#include <arch/tsc.h>
 #include <arch/uart.h>
 #include <arch/vga.h>
 #include "kernel/bootinfo.h"
@@ -56,6 +57,7 @@ void kernel_main(uint32_t mbi_phys)
 	memory_init(&boot_info);			/* page allocator, map all RAM */
 	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
 		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
+	tsc_init();					/* calibrate; printk gets a clock */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

@@ -33,6 +33,9 @@ struct ktest {
 			return __FILE__ ":" KT_STR(__LINE__) ": " #cond; \
 	} while (0)
 
+/* A test that cannot run here says why; KTAP prints it as "ok N name # SKIP why". */
+#define KT_SKIP(why) ("SKIP " why)
+
 /* Run the tests named in selection ("all" or a comma list); true if all pass. */
 bool ktest_run(const char *selection);
 

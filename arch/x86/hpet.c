@@ -1,0 +1,94 @@
+/*
+ * HPET main counter as a calibration reference (IA-PC HPET specification
+ * 1.0a). The counter period is in the capabilities register, in
+ * femtoseconds; the specification bounds it to (0, 100 ns]. A 32-bit
+ * counter wraps (every ~43 s at 100 MHz): windows use modular deltas.
+ *
+ * A window reads the counter bracketed by rdtsc at both ends; each end is
+ * then known to within its bracket (midpoints used), and the count to one
+ * tick:  err <= (bracket_start + bracket_end) / 2 / tsc_delta + 1 / ticks.
+ */
+#include <stddef.h>
+#include <arch/cpu.h>
+#include <arch/io.h>
+#include <arch/timers.h>
+
+#define HPET_CAP		0x000	/* general capabilities and ID */
+#define HPET_CONF		0x010	/* general configuration */
+#define HPET_COUNTER		0x0F0	/* main counter */
+#define CAP_COUNT_SIZE_64	(1ull << 13)
+#define CAP_PERIOD_SHIFT	32
+#define CONF_ENABLE		(1ull << 0)
+#define PERIOD_MAX_FS		100000000ull	/* 100 ns */
+#define WAIT_LIMIT		400000000ull	/* reads before giving up */
+
+static uint64_t base;		/* MMIO base, 0 = not usable */
+static uint64_t period_fs;	/* counter tick, femtoseconds */
+static bool is64;		/* 64-bit main counter */
+
+const char *hpet_init(uint64_t mmio)
+{
+	uint64_t cap;
+
+	base = 0;
+	if (!mmio || mmio & 0x3FF)
+		return "HPET address is missing or misaligned";
+	cap = mmio_read64(mmio + HPET_CAP);
+	period_fs = cap >> CAP_PERIOD_SHIFT;
+	if (cap == ~0ull || period_fs == 0 || period_fs > PERIOD_MAX_FS)
+		return "HPET counter period is impossible (not an HPET?)";
+	is64 = cap & CAP_COUNT_SIZE_64;
+	mmio_write64(mmio + HPET_CONF, mmio_read64(mmio + HPET_CONF) | CONF_ENABLE);
+	base = mmio;
+	/* It must move. */
+	uint64_t a = hpet_read();
+	for (uint32_t i = 0; i < 100000 && hpet_read() == a; i++)
+		cpu_relax();
+	if (hpet_read() == a) {
+		base = 0;
+		return "HPET counter does not advance";
+	}
+	return NULL;
+}
+
+bool hpet_ready(void) { return base != 0; }
+uint64_t hpet_period_fs(void) { return period_fs; }
+bool hpet_is_64bit(void) { return is64; }
+
+uint64_t hpet_read(void)
+{
+	return is64 ? mmio_read64(base + HPET_COUNTER) : mmio_read32(base + HPET_COUNTER);
+}
+
+static uint64_t delta(uint64_t a, uint64_t b)
+{
+	return is64 ? b - a : (uint32_t)(b - a);
+}
+
+const char *hpet_window(struct calib_window *w, uint64_t window_ns)
+{
+	uint64_t want = window_ns * 1000000ull / period_fs;
+	uint64_t t0a, t0b, t1a, t1b, h0, h1 = 0;
+	uint64_t i;
+
+	if (!base)
+		return "no HPET";
+	t0a = rdtsc();
+	h0 = hpet_read();
+	t0b = rdtsc();
+	for (i = 0; i < WAIT_LIMIT; i++) {
+		t1a = rdtsc();
+		h1 = hpet_read();
+		t1b = rdtsc();
+		if (delta(h0, h1) >= want)
+			break;
+	}
+	if (i == WAIT_LIMIT)
+		return "HPET window never ended";
+	w->tsc_delta = (t1a + (t1b - t1a) / 2) - (t0a + (t0b - t0a) / 2);
+	w->tsc_uncert = ((t0b - t0a) + (t1b - t1a) + 1) / 2;
+	w->ref_ticks = delta(h0, h1);
+	w->ref_uncert_ticks = 1;
+	w->ref_period_fs = period_fs;
+	return NULL;
+}

@@ -1,0 +1,44 @@
+/*
+ * Reference timers for TSC calibration: PIT channel 2, HPET, ACPI PM
+ * timer. Each measures one window against the TSC and fills a
+ * struct calib_window (trace/calib.h); the arithmetic is generic.
+ */
+#ifndef ARCH_TIMERS_H
+#define ARCH_TIMERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "trace/calib.h"
+
+#define PIT_HZ		1193182ull	/* 14.31818 MHz / 12 */
+#define PIT_PERIOD_FS	838095345ull	/* 1e15 / PIT_HZ, rounded */
+#define PMTIMER_HZ	3579545ull	/* 14.31818 MHz / 4 */
+#define PMTIMER_PERIOD_FS 279365115ull	/* 1e15 / PMTIMER_HZ, rounded */
+
+/*
+ * PIT, fast method: follow the counter's high byte (one step = 256 ticks)
+ * for msb_steps steps; both ends bracketed by rdtsc. NULL or why it failed.
+ */
+const char *pit_window_msb(struct calib_window *w, unsigned msb_steps);
+
+/*
+ * PIT, gated countdown: mode 0 on channel 2, poll OUT2 in port 0x61 until
+ * terminal count. A poll interval far above the median (an SMI, or the
+ * emulator descheduled) rejects the window. NULL or why it failed.
+ */
+const char *pit_window_gate(struct calib_window *w, uint16_t ticks);
+
+/* HPET at MMIO base: validate and enable. NULL or why it is unusable. */
+const char *hpet_init(uint64_t base);
+bool hpet_ready(void);
+uint64_t hpet_period_fs(void);
+uint64_t hpet_read(void);	/* counter, widened to 64 bits by the caller's deltas */
+bool hpet_is_64bit(void);
+const char *hpet_window(struct calib_window *w, uint64_t window_ns);
+
+/* ACPI PM timer at an I/O port; bits is 24 or 32. */
+void pmtimer_init(uint16_t port, unsigned bits);
+bool pmtimer_ready(void);
+const char *pmtimer_window(struct calib_window *w, uint64_t window_ns);
+
+#endif

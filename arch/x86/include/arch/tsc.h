@@ -1,0 +1,28 @@
+/* The TSC: properties, calibration, and the kernel clock built on it. */
+#ifndef ARCH_TSC_H
+#define ARCH_TSC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "trace/clock.h"
+
+struct tsc_info {
+	uint64_t hz;			/* calibrated frequency; 0 = unconverted cycles */
+	uint64_t err_ppb;		/* its error bound */
+	const char *ref;		/* pit, hpet, pmtimer, cpuid, user or none */
+	bool invariant;			/* CPUID 0x80000007 EDX[8] */
+	bool tsc_adjust;		/* IA32_TSC_ADJUST exists */
+	bool hypervisor;		/* CPUID 1 ECX[31] */
+	char hv_vendor[13];		/* CPUID 0x40000000 signature */
+};
+
+extern struct tsc_info tsc;
+extern struct clock_latch tsc_clock_boot;	/* the boot CPU's conversion */
+
+/* Detect properties, calibrate, install the conversion and printk's clock. */
+void tsc_init(void);
+
+/* ns on the boot CPU's clock now, or -1 if uncalibrated. */
+long long tsc_now_ns(void);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * PIT (8254) channel 2 as a calibration reference. Channel 2's gate is
+ * bit 0 of port 0x61 and its output can be read back in bit 5, so it can
+ * be used without interrupts (bit 1 is the speaker: kept off).
+ *
+ * Two methods:
+ *
+ * MSB polling. Load 0xFFFF in mode 0 and read the latched count over and
+ * over. The high byte steps every 256 ticks exactly. Each read is
+ * bracketed by rdtsc: a step is seen between the previous read's first
+ * rdtsc and this read's last, so each end of the window is known to half
+ * that bracket (midpoints used), and the tick count is exact:
+ *	err <= (bracket_start + bracket_end) / 2 / tsc_delta
+ * With ~0.3 us brackets over 200 steps (42.9 ms) that is ~7 ppm on TCG,
+ * far less under icount where a port read costs one instruction.
+ *
+ * Gated countdown. Load N ticks with the gate low, raise the gate (rdtsc
+ * on both sides), poll OUT2 until it rises. Uncertainty: the gate edge to
+ * the first counted clock (1 tick, carried as reference quantisation),
+ * the gate write's bracket, and the last poll interval:
+ *	err <= (gate_bracket + last_poll) / tsc_delta + 1 / N
+ * Every poll interval goes in a log2 histogram. A stall in the middle of
+ * the window does not move its ends, so it costs nothing; but when the
+ * gate write's bracket or the last poll interval (the two that enter the
+ * bound) is more than REJECT_FACTOR times the median's bucket, something
+ * stole the CPU at an end (an SMI, the emulator's thread descheduled) and
+ * the window is rejected.
+ */
+#include <stddef.h>
+#include <arch/cpu.h>
+#include <arch/io.h>
+#include <arch/timers.h>
+
+#define PIT_CH2		0x42
+#define PIT_CMD		0x43
+#define PORT_B		0x61
+#define PORTB_GATE2	0x01
+#define PORTB_SPEAKER	0x02
+#define PORTB_OUT2	0x20
+#define CMD_CH2_LOHI_MODE0 0xB0	/* channel 2, lobyte/hibyte, mode 0, binary */
+#define CMD_CH2_LATCH	0x80	/* counter latch command for channel 2 */
+
+#define POLL_LIMIT	20000000u	/* reads before giving up (absent PIT) */
+#define REJECT_FACTOR	16		/* interval > 16x median bucket: rejected */
+
+static uint16_t read_count(void)
+{
+	uint8_t lo, hi;
+
+	outb(PIT_CMD, CMD_CH2_LATCH);
+	lo = inb(PIT_CH2);
+	hi = inb(PIT_CH2);
+	return (uint16_t)(hi << 8 | lo);
+}
+
+static void load_mode0(uint16_t count, bool gate)
+{
+	uint8_t b = inb(PORT_B) & ~(PORTB_SPEAKER | PORTB_GATE2);
+
+	outb(PORT_B, b | (gate ? PORTB_GATE2 : 0));
+	outb(PIT_CMD, CMD_CH2_LOHI_MODE0);
+	outb(PIT_CH2, count & 0xFF);
+	outb(PIT_CH2, count >> 8);
+}
+
+/* Wait for the high byte to leave `from`; returns the step's bracket. */
+static bool wait_msb_step(uint8_t from, uint64_t *mid, uint64_t *width, uint8_t *now)
+{
+	uint64_t prev_t0 = rdtsc();
+
+	for (uint32_t i = 0; i < POLL_LIMIT; i++) {
+		uint64_t t0 = rdtsc();
+		uint8_t msb = read_count() >> 8;
+		uint64_t t1 = rdtsc();
+		if (msb != from) {
+			*width = t1 - prev_t0;
+			*mid = prev_t0 + *width / 2;
+			*now = msb;
+			return true;
+		}
+		prev_t0 = t0;
+	}
+	return false;
+}
+
+const char *pit_window_msb(struct calib_window *w, unsigned msb_steps)
+{
+	uint64_t mid0, wid0, mid1, wid1;
+	uint8_t msb0, msb1;
+
+	if (msb_steps == 0 || msb_steps > 250)
+		return "msb_steps out of range";
+	load_mode0(0xFFFF, true);
+	/* First step: synchronise with an edge (the reload may be partial). */
+	if (!wait_msb_step(read_count() >> 8, &mid0, &wid0, &msb0))
+		return "the PIT counter does not move (no PIT?)";
+	if (!wait_msb_step(msb0, &mid0, &wid0, &msb0))
+		return "the PIT counter stopped";
+	msb1 = msb0;
+	for (unsigned step = 0; step < msb_steps; step++)
+		if (!wait_msb_step(msb1, &mid1, &wid1, &msb1))
+			return "the PIT counter stopped";
+	/* A stall longer than 256 ticks skips a step: the count is then wrong. */
+	if (msb1 != (uint8_t)(msb0 - msb_steps))
+		return "the PIT counter skipped a step (window disturbed)";
+	w->tsc_delta = mid1 - mid0;
+	w->tsc_uncert = (wid0 + wid1 + 1) / 2;
+	w->ref_ticks = 256ull * msb_steps;
+	w->ref_uncert_ticks = 0;
+	w->ref_period_fs = PIT_PERIOD_FS;
+	return NULL;
+}
+
+const char *pit_window_gate(struct calib_window *w, uint16_t ticks)
+{
+	uint32_t hist[64] = { 0 };
+	uint64_t g0, g1, prev, t = 0, last = 0, total = 0;	/* TSC cycles */
+	uint32_t polls = 0, half, acc = 0;
+	unsigned median_bucket = 0;
+
+	if (ticks < 1000)
+		return "window too short";
+	load_mode0(ticks, false);
+	g0 = rdtsc();
+	outb(PORT_B, (inb(PORT_B) & ~PORTB_SPEAKER) | PORTB_GATE2);
+	g1 = rdtsc();
+	prev = g1;
+	for (;;) {
+		bool high = inb(PORT_B) & PORTB_OUT2;
+		t = rdtsc();
+		last = t - prev;
+		prev = t;
+		hist[63 - __builtin_clzll(last | 1)]++;
+		polls++;
+		if (high)
+			break;
+		if (polls == POLL_LIMIT)
+			return "OUT2 never rose (no PIT channel 2?)";
+	}
+	/* Median poll interval, to within its power-of-two bucket. */
+	half = polls / 2;
+	for (unsigned b = 0; b < 64; b++) {
+		acc += hist[b];
+		if (acc > half) {
+			median_bucket = b;
+			break;
+		}
+	}
+	if (last > (uint64_t)REJECT_FACTOR << (median_bucket + 1) ||
+	    g1 - g0 > (uint64_t)REJECT_FACTOR << (median_bucket + 1))
+		return "an end of the window took far longer than the median poll "
+		       "(SMI or emulator stall)";
+	total = t - g1;
+	w->tsc_delta = total;
+	w->tsc_uncert = (g1 - g0) + last;
+	w->ref_ticks = ticks;
+	w->ref_uncert_ticks = 1;
+	w->ref_period_fs = PIT_PERIOD_FS;
+	return NULL;
+}

@@ -1,0 +1,393 @@
+/*
+ * TSC calibration. The trace write path stamps raw TSC cycles; this file
+ * finds how many cycles make a second, and how sure we are.
+ *
+ * Procedure (per reference present, or the one clock= names):
+ *  - one warm-up window, discarded: under TCG the first window after boot
+ *    reads up to 0.5% high while code is being translated;
+ *  - TSC_ROUNDS windows, each with its own error bound (see pit.c, hpet.c,
+ *    pmtimer.c for the derivations); windows an SMI or emulator stall
+ *    disturbed are rejected and retried, up to TSC_MAX_TRIES;
+ *  - the median round's frequency, with a bound widened to half the
+ *    rounds' spread (trace/calib.c).
+ * The reference with the smallest bound wins. Every other reference is
+ * cross-checked against it: disagreement beyond the sum of both bounds is
+ * reported; beyond TSC_WILD_PPB the other reference is also declared
+ * broken. tsc.refine_ms=N then measures one long window against the
+ * winner (HPET or PM timer; the PIT cannot time more than 54 ms).
+ * tsc_hz= skips all of this. With no usable reference the kernel says so
+ * and leaves stamps as unconverted cycles rather than invent a frequency.
+ */
+#include <stddef.h>
+#include <arch/acpi.h>
+#include <arch/cpu.h>
+#include <arch/timers.h>
+#include <arch/tsc.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/kstring.h"
+
+#define TSC_ROUNDS		3
+#define TSC_MAX_TRIES		8
+#define TSC_WINDOW_NS		50000000ull	/* 50 ms */
+#define PIT_MSB_STEPS		200		/* 200 * 256 ticks = 42.9 ms */
+#define PIT_GATE_TICKS		59659		/* 50.0 ms */
+#define TSC_WILD_PPB		10000000ull	/* 1%: a reference this far off is broken */
+#define CPUID_CRYSTAL_PPB	100000ull	/* nominal crystal tolerance, 100 ppm */
+
+enum { REF_PIT, REF_HPET, REF_PMTIMER, REF_CPUID, NREFS };
+static const char *const ref_names[NREFS] = { "pit", "hpet", "pmtimer", "cpuid" };
+
+static const char *const clock_choices[] = { "auto", "pit", "hpet", "pmtimer", "cpuid", NULL };
+static int clock_choice;		/* index in clock_choices; 0 = auto */
+static uint64_t user_hz;		/* tsc_hz=, 0 = calibrate */
+static uint64_t refine_ms;		/* tsc.refine_ms=, 0 = none */
+
+CMDLINE_OPTION(clock, .name = "clock", .type = OPT_ENUM, .var = &clock_choice,
+	       .choices = clock_choices,
+	       .help = "TSC calibration reference: auto (all, best bound wins), pit, hpet, pmtimer, cpuid");
+CMDLINE_OPTION(tsc_hz, .name = "tsc_hz", .type = OPT_UINT, .var = &user_hz,
+	       .min = CALIB_HZ_MIN, .max = CALIB_HZ_MAX,
+	       .help = "TSC frequency in Hz, skipping calibration");
+CMDLINE_OPTION(tsc_refine, .name = "tsc.refine_ms", .type = OPT_UINT, .var = &refine_ms,
+	       .min = 0, .max = 10000,
+	       .help = "extra calibration window in ms against the HPET or PM timer");
+
+struct tsc_info tsc;
+struct clock_latch tsc_clock_boot;
+
+struct ref {
+	bool present;			/* the hardware exists */
+	const char *absent;		/* why not, when !present */
+	bool measured;			/* a result was obtained */
+	bool broken;			/* impossible or wildly off: not used */
+	struct calib_result r;		/* frequency and bound */
+};
+
+static struct ref refs[NREFS];
+
+/* Print ppb as ppm with three decimals. */
+#define PPM_FMT "%llu.%03llu"
+#define PPM_ARG(ppb) (unsigned long long)((ppb) / 1000), (unsigned long long)((ppb) % 1000)
+
+static void detect_properties(void)
+{
+	struct cpuid_regs r = cpuid(0, 0);
+	uint32_t max_leaf = r.eax;
+	uint32_t max_ext = cpuid(0x80000000, 0).eax;
+
+	if (max_ext >= 0x80000007)
+		tsc.invariant = cpuid(0x80000007, 0).edx & (1u << 8);
+	if (max_leaf >= 7)
+		tsc.tsc_adjust = cpuid(7, 0).ebx & (1u << 1);
+	tsc.hypervisor = cpuid(1, 0).ecx & (1u << 31);
+	if (tsc.hypervisor) {
+		r = cpuid(0x40000000, 0);
+		memcpy(tsc.hv_vendor, &r.ebx, 4);
+		memcpy(tsc.hv_vendor + 4, &r.ecx, 4);
+		memcpy(tsc.hv_vendor + 8, &r.edx, 4);
+		tsc.hv_vendor[12] = '\0';
+		for (int i = 0; i < 12; i++)
+			if (tsc.hv_vendor[i] < ' ' || tsc.hv_vendor[i] > '~')
+				tsc.hv_vendor[i] = '?';
+	}
+	printk("tsc: invariant=%s tsc_adjust=%s hypervisor=%s%s%s\n",
+	       tsc.invariant ? "yes" : "no", tsc.tsc_adjust ? "yes" : "no",
+	       tsc.hypervisor ? "\"" : "none", tsc.hypervisor ? tsc.hv_vendor : "",
+	       tsc.hypervisor ? "\"" : "");
+	if (!tsc.invariant)
+		printk("tsc: warning: the TSC is not known to be invariant; stamps are "
+		       "trustworthy only while its frequency holds\n");
+}
+
+static void detect_references(void)
+{
+	const char *why;
+
+	refs[REF_PIT].present = true;	/* probed by measuring: it fails clearly */
+	if (!acpi.has_hpet) {
+		refs[REF_HPET].absent = "no valid ACPI HPET table";
+	} else if ((why = hpet_init(acpi.hpet_addr))) {
+		refs[REF_HPET].absent = why;
+	} else {
+		refs[REF_HPET].present = true;
+		printk("tsc: hpet period_fs=%llu counter_bits=%u\n",
+		       (unsigned long long)hpet_period_fs(), hpet_is_64bit() ? 64 : 32);
+	}
+	if (!acpi.pm_timer_port) {
+		refs[REF_PMTIMER].absent = "the FADT names no PM timer";
+	} else {
+		pmtimer_init(acpi.pm_timer_port, acpi.pm_timer_32bit ? 32 : 24);
+		refs[REF_PMTIMER].present = pmtimer_ready();
+		refs[REF_PMTIMER].absent = "the PM timer does not count";
+	}
+	if (cpuid(0, 0).eax < 0x15)
+		refs[REF_CPUID].absent = "the CPU has no CPUID leaf 0x15";
+	else
+		refs[REF_CPUID].present = true;
+}
+
+/* One window of reference i. */
+static const char *window(int i, struct calib_window *w)
+{
+	switch (i) {
+	case REF_HPET:
+		return hpet_window(w, TSC_WINDOW_NS);
+	case REF_PMTIMER:
+		return pmtimer_window(w, TSC_WINDOW_NS);
+	default:
+		return "no window method";
+	}
+}
+
+/* Warm-up, then TSC_ROUNDS accepted windows of one method. */
+static const char *measure_rounds(const char *(*fn)(int, struct calib_window *), int i,
+				  const char *label, struct calib_result *out)
+{
+	uint64_t hz[TSC_ROUNDS], err[TSC_ROUNDS];
+	unsigned n = 0, rejected = 0;
+	struct calib_window w;
+	const char *why = NULL;
+
+	fn(i, &w);				/* warm-up, discarded whatever it gives */
+	for (unsigned tries = 0; n < TSC_ROUNDS && tries < TSC_MAX_TRIES; tries++) {
+		why = fn(i, &w);
+		if (!why && !calib_window_eval(&w, &hz[n], &err[n]))
+			why = "the window gives an impossible frequency";
+		if (why) {
+			printk("tsc: ref=%s window rejected: %s\n", label, why);
+			rejected++;
+			continue;
+		}
+		n++;
+	}
+	if (n < TSC_ROUNDS)
+		return "too many windows rejected";
+	calib_combine(hz, err, n, out);
+	out->rejected = rejected;
+	return NULL;
+}
+
+static const char *pit_msb(int i, struct calib_window *w)
+{
+	(void)i;
+	return pit_window_msb(w, PIT_MSB_STEPS);
+}
+
+static const char *pit_gate(int i, struct calib_window *w)
+{
+	(void)i;
+	return pit_window_gate(w, PIT_GATE_TICKS);
+}
+
+static void measure_pit(struct ref *ref)
+{
+	struct calib_result msb, gate;
+	const char *e1 = measure_rounds(pit_msb, REF_PIT, "pit", &msb);
+	const char *e2 = measure_rounds(pit_gate, REF_PIT, "pit", &gate);
+
+	if (!e1)
+		printk("tsc: pit method=msb freq_hz=%llu err_ppm=" PPM_FMT " rounds=%u rejected=%u\n",
+		       (unsigned long long)msb.hz, PPM_ARG(msb.err_ppb), msb.rounds, msb.rejected);
+	else
+		printk("tsc: pit method=msb failed: %s\n", e1);
+	if (!e2)
+		printk("tsc: pit method=gate freq_hz=%llu err_ppm=" PPM_FMT " rounds=%u rejected=%u\n",
+		       (unsigned long long)gate.hz, PPM_ARG(gate.err_ppb), gate.rounds, gate.rejected);
+	else
+		printk("tsc: pit method=gate failed: %s\n", e2);
+	if (e1 && e2) {
+		ref->absent = e1;
+		return;
+	}
+	ref->measured = true;
+	ref->r = (!e1 && (e2 || msb.err_ppb <= gate.err_ppb)) ? msb : gate;
+}
+
+static void measure_cpuid(struct ref *ref)
+{
+	struct cpuid_regs r15 = cpuid(0x15, 0);
+	uint32_t max_leaf = cpuid(0, 0).eax;
+
+	if (r15.eax && r15.ebx && r15.ecx) {
+		ref->r.hz = (uint64_t)r15.ecx * r15.ebx / r15.eax;
+		ref->r.err_ppb = CPUID_CRYSTAL_PPB;
+	} else if (max_leaf >= 0x16 && (cpuid(0x16, 0).eax & 0xFFFF)) {
+		/* Base frequency in MHz: nominal, +-0.5 MHz of rounding. */
+		ref->r.hz = (uint64_t)(cpuid(0x16, 0).eax & 0xFFFF) * 1000000ull;
+		ref->r.err_ppb = CPUID_CRYSTAL_PPB + 500000ull * 1000000000ull / ref->r.hz;
+	} else {
+		ref->absent = "CPUID 0x15 gives no crystal frequency and 0x16 no base frequency";
+		return;
+	}
+	ref->r.rounds = 1;
+	ref->measured = true;
+}
+
+static void measure(int i)
+{
+	struct ref *ref = &refs[i];
+	const char *why = NULL;
+
+	if (i == REF_PIT)
+		measure_pit(ref);
+	else if (i == REF_CPUID)
+		measure_cpuid(ref);
+	else if ((why = measure_rounds(window, i, ref_names[i], &ref->r)))
+		ref->absent = why;
+	else
+		ref->measured = true;
+	if (ref->measured && (ref->r.hz < CALIB_HZ_MIN || ref->r.hz > CALIB_HZ_MAX)) {
+		printk("tsc: ref=%s gives an impossible %llu Hz; not used\n", ref_names[i],
+		       (unsigned long long)ref->r.hz);
+		ref->broken = true;
+	}
+	if (!ref->measured)
+		printk("tsc: ref=%s failed: %s\n", ref_names[i], ref->absent);
+}
+
+static int pick_best(void)
+{
+	int best = -1;
+
+	for (int i = 0; i < NREFS; i++)
+		if (refs[i].measured && !refs[i].broken &&
+		    (best < 0 || refs[i].r.err_ppb < refs[best].r.err_ppb))
+			best = i;
+	return best;
+}
+
+static void cross_check(int best)
+{
+	for (int i = 0; i < NREFS; i++) {
+		if (i == best || !refs[i].measured || refs[i].broken)
+			continue;
+		uint64_t d = calib_diff_ppb(refs[i].r.hz, refs[best].r.hz);
+		uint64_t tol = refs[i].r.err_ppb + refs[best].r.err_ppb;
+		if (d > TSC_WILD_PPB) {
+			printk("tsc: ref=%s disagrees wildly with ref=%s (" PPM_FMT " ppm); "
+			       "%s not used\n", ref_names[i], ref_names[best], PPM_ARG(d),
+			       ref_names[i]);
+			refs[i].broken = true;
+		} else if (d > tol) {
+			printk("tsc: ref=%s and ref=%s disagree by " PPM_FMT " ppm, beyond their "
+			       "bounds (" PPM_FMT " ppm); using %s, the better bounded\n",
+			       ref_names[i], ref_names[best], PPM_ARG(d), PPM_ARG(tol),
+			       ref_names[best]);
+		}
+	}
+}
+
+static void refine(int best)
+{
+	struct calib_window w;
+	uint64_t hz, err;
+	const char *why;
+
+	if (!refine_ms)
+		return;
+	if (best == REF_HPET)
+		why = hpet_window(&w, refine_ms * 1000000ull);
+	else if (best == REF_PMTIMER && refine_ms <= 2000)
+		why = pmtimer_window(&w, refine_ms * 1000000ull);
+	else
+		why = "refinement needs the HPET or the PM timer (up to 2000 ms) as reference";
+	if (!why && !calib_window_eval(&w, &hz, &err))
+		why = "the window gives an impossible frequency";
+	if (why) {
+		printk("tsc: refine_ms=%llu skipped: %s\n", (unsigned long long)refine_ms, why);
+		return;
+	}
+	printk("tsc: refine ref=%s window_ms=%llu freq_hz=%llu err_ppm=" PPM_FMT "\n",
+	       ref_names[best], (unsigned long long)refine_ms, (unsigned long long)hz,
+	       PPM_ARG(err));
+	if (err < refs[best].r.err_ppb) {
+		refs[best].r.hz = hz;
+		refs[best].r.err_ppb = err;
+	}
+}
+
+long long tsc_now_ns(void)
+{
+	int64_t ns;
+
+	if (!tsc.hz || clock_latch_cycles_to_ns(&tsc_clock_boot, rdtsc(), &ns))
+		return -1;
+	return ns;
+}
+
+static void install_clock(void)
+{
+	struct clock_conv c;
+
+	if (clock_conv_init(&c, tsc.hz, rdtsc(), 0)) {
+		printk("tsc: cannot build a conversion for %llu Hz\n", (unsigned long long)tsc.hz);
+		tsc.hz = 0;
+		return;
+	}
+	clock_latch_write(&tsc_clock_boot, &c);
+	printk_set_clock(tsc_now_ns);
+	printk("clock: cpu=0 mult=%u shift=%u offset_ns=%lld\n", c.mult, c.shift,
+	       (long long)c.offset_ns);
+}
+
+void tsc_init(void)
+{
+	int best = -1, want = clock_choice - 1;	/* -1 = auto */
+
+	detect_properties();
+	if (user_hz) {
+		tsc.hz = user_hz;
+		tsc.err_ppb = 0;
+		tsc.ref = "user";
+		printk("tsc: freq_hz=%llu ref=user err_ppm=0.000 invariant=%s\n",
+		       (unsigned long long)tsc.hz, tsc.invariant ? "yes" : "no");
+		install_clock();
+		return;
+	}
+	detect_references();
+	if (want >= 0 && !refs[want].present) {
+		printk("tsc: clock=%s: %s; falling back to clock=auto\n", ref_names[want],
+		       refs[want].absent);
+		want = -1;
+	}
+	for (int i = 0; i < NREFS; i++) {
+		if (!refs[i].present && (want < 0 || i == want))
+			printk("tsc: ref=%s absent: %s\n", ref_names[i], refs[i].absent);
+		else if (refs[i].present && (want < 0 || i == want))
+			measure(i);
+	}
+	if (want >= 0 && !refs[want].measured) {
+		printk("tsc: clock=%s did not give a result; falling back to clock=auto\n",
+		       ref_names[want]);
+		for (int i = 0; i < NREFS; i++)
+			if (refs[i].present && i != want)
+				measure(i);
+	}
+	best = pick_best();
+	if (best >= 0) {
+		cross_check(best);
+		refine(best);
+		tsc.hz = refs[best].r.hz;
+		tsc.err_ppb = refs[best].r.err_ppb;
+		tsc.ref = ref_names[best];
+	} else {
+		tsc.hz = 0;
+		tsc.ref = "none";
+	}
+	printk("tsc: freq_hz=%llu ref=%s err_ppm=" PPM_FMT " invariant=%s\n",
+	       (unsigned long long)tsc.hz, tsc.ref, PPM_ARG(tsc.err_ppb),
+	       tsc.invariant ? "yes" : "no");
+	for (int i = 0; i < NREFS; i++)
+		if (refs[i].measured)
+			printk("tsc: ref=%s freq_hz=%llu err_ppm=" PPM_FMT " rounds=%u%s\n",
+			       ref_names[i], (unsigned long long)refs[i].r.hz,
+			       PPM_ARG(refs[i].r.err_ppb), refs[i].r.rounds,
+			       refs[i].broken ? " (not used)" : "");
+	if (!tsc.hz) {
+		printk("tsc: no reference gave a usable frequency; trace stamps stay raw "
+		       "cycles, marked unconverted (tsc_hz= sets one by hand)\n");
+		return;
+	}
+	install_clock();
+}
