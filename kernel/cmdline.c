@@ -116,11 +116,12 @@ static bool apply(const struct cmdline_opt *o, const char *value, char *why, siz
 			*(uint64_t *)o->var = v;
 		} else {
 			int64_t sv;
-			if (v > (uint64_t)INT64_MAX) {
+			/* Magnitudes reach 2^63 when negative: INT64_MIN is valid. */
+			if (v > (uint64_t)INT64_MAX + neg) {
 				ksnprintf(why, cap, "out of range");
 				return false;
 			}
-			sv = neg ? -(int64_t)v : (int64_t)v;
+			sv = neg ? (int64_t)(0 - v) : (int64_t)v;
 			if (sv < (int64_t)o->min || sv > (int64_t)o->max) {
 				ksnprintf(why, cap, "out of range; accepted: %lld..%lld",
 					  (long long)(int64_t)o->min, (long long)(int64_t)o->max);

@@ -42,6 +42,8 @@ static void put_number(struct out *o, uint64_t v, bool neg, unsigned base,
 	int n = 0;
 	const char *prefix = "";
 	int plen, zeros, total;
+	/* Decided before '#' raises prec below: "%#08o" still pads with zeros. */
+	bool zero_pad = prec < 0 && (flags & F_ZERO) && !(flags & F_LEFT);
 
 	if (v == 0 && prec == 0) {
 		n = 0;		/* "%.0d" of 0 prints no digits */
@@ -67,8 +69,8 @@ static void put_number(struct out *o, uint64_t v, bool neg, unsigned base,
 		plen++;
 
 	zeros = prec > n ? prec - n : 0;
-	if (prec < 0 && (flags & F_ZERO) && !(flags & F_LEFT))
-		zeros = width - plen - n > 0 ? width - plen - n : 0;
+	if (zero_pad && width - plen - n > zeros)
+		zeros = width - plen - n;
 	total = plen + zeros + n;
 
 	if (!(flags & F_LEFT))

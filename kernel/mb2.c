@@ -64,7 +64,8 @@ static const char *parse_mmap(const uint8_t *p, uint32_t size, struct boot_info 
 	esize = rd32(p + 8);
 	if (esize < 24 || esize % 8)
 		return "memory map entry size invalid";
-	for (off = 16; off + esize <= size; off += esize) {
+	/* size - off, not off + esize: a huge esize must not wrap around. */
+	for (off = 16; esize <= size - off; off += esize) {
 		if (bi->mmap_count == BOOT_MMAP_MAX) {
 			bi->mmap_truncated = true;
 			break;
@@ -86,7 +87,7 @@ static const char *parse_efi_mmap(const uint8_t *p, uint32_t size, struct boot_i
 	dsize = rd32(p + 8);
 	if (dsize < 40)
 		return "EFI memory descriptor size invalid";
-	for (off = 16; off + dsize <= size; off += dsize) {
+	for (off = 16; dsize <= size - off; off += dsize) {	/* no wrap, as above */
 		bi->efi_mmap_count++;
 		if (rd32(p + off) == EFI_CONVENTIONAL)
 			bi->efi_conventional_bytes += rd64(p + off + 24) * EFI_PAGE;

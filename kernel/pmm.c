@@ -73,6 +73,16 @@ static bool overlaps(uint64_t s, uint64_t e, const struct phys_range *r, unsigne
 	return false;
 }
 
+/* Does [s, e) touch a non-available map entry (firmware's, which wins)? */
+static bool overlaps_unavailable(uint64_t s, uint64_t e, const struct mem_region *m,
+				 unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (m[i].type != MEM_AVAILABLE && s < m[i].base + m[i].len && m[i].base < e)
+			return true;
+	return false;
+}
+
 const char *pmm_init(const struct mem_region *mmap, unsigned n,
 		     const struct phys_range *reserved, unsigned nres,
 		     uint64_t bitmap_limit, void *(*phys_to_virt)(uint64_t))
@@ -91,10 +101,11 @@ const char *pmm_init(const struct mem_region *mmap, unsigned n,
 			stats.ignored_bytes += end - s;
 			end = PMM_MAX_PHYS;
 		}
+		if (end <= mmap[i].base)
+			continue;	/* empty, or wholly above PMM_MAX_PHYS */
 		if (end > max_phys)
 			max_phys = end;
-		if (end > mmap[i].base)
-			stats.total_pages += (end - mmap[i].base) / PAGE_SIZE;
+		stats.total_pages += (end - mmap[i].base) / PAGE_SIZE;
 	}
 	if (max_phys <= PMM_LOW_LIMIT)
 		return "memory map lists no RAM above 1 MiB";
@@ -111,7 +122,8 @@ const char *pmm_init(const struct mem_region *mmap, unsigned n,
 		if (s < PMM_LOW_LIMIT)
 			s = PMM_LOW_LIMIT;
 		for (; s + bytes <= e && s + bytes <= bitmap_limit; s += PAGE_SIZE) {
-			if (!overlaps(s, s + bytes, reserved, nres)) {
+			if (!overlaps(s, s + bytes, reserved, nres) &&
+			    !overlaps_unavailable(s, s + bytes, mmap, n)) {
 				where = s;
 				break;
 			}
