@@ -33,10 +33,11 @@ endif
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # ---- kernel -----------------------------------------------------------------
-ASM_SRCS := boot/header.asm boot/entry.asm arch/x86/isr.asm
-ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/gdt.c arch/x86/idt.c \
+ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr.asm
+ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c \
-	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c
+	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
+	arch/x86/lapic.c arch/x86/smp.c arch/x86/ktests_smp.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c
@@ -66,7 +67,14 @@ $(BUILD)/%.o: %.c Makefile
 $(BUILD)/%.o: %.asm Makefile
 	@mkdir -p $(@D)
 	$(call quiet,NASM,$@)
-	$(Q)$(NASM) -f elf64 -g -o $@ $<
+	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -o $@ $<
+
+# The AP trampoline is flat code for a fixed low address, carried as a blob.
+$(BUILD)/boot/trampoline.bin: boot/trampoline.asm Makefile
+	@mkdir -p $(@D)
+	$(call quiet,NASM,$@)
+	$(Q)$(NASM) -f bin -o $@ $<
+$(BUILD)/boot/trampoline_blob.o: $(BUILD)/boot/trampoline.bin
 
 # Two links: the first gives the symbol addresses, the second carries them
 # in .ksyms (the last section, so no other symbol moves; checked below).
@@ -82,8 +90,8 @@ $(BUILD)/ksyms.asm: $(BUILD)/kernel.tmp.elf scripts/gen-ksyms.sh
 $(BUILD)/kernel.elf: $(BUILD)/kernel.tmp.elf $(BUILD)/ksyms.o
 	$(call quiet,LD,$@)
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o $(LIBGCC)
-	@$(NM) -n $(BUILD)/kernel.tmp.elf | grep -v ksyms_ > $(BUILD)/syms.1
-	@$(NM) -n $@ | grep -v ksyms_ > $(BUILD)/syms.2
+	@$(NM) -n $(BUILD)/kernel.tmp.elf | grep -v -e ksyms_ -e __kernel_end > $(BUILD)/syms.1
+	@$(NM) -n $@ | grep -v -e ksyms_ -e __kernel_end > $(BUILD)/syms.2
 	@cmp -s $(BUILD)/syms.1 $(BUILD)/syms.2 || \
 		{ echo "ksyms: symbols moved between links"; rm -f $@; exit 1; }
 $(BUILD)/ksyms0.o: $(BUILD)/ksyms0.asm

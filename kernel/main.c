@@ -7,7 +7,10 @@
 #include <arch/acpi.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
+#include <arch/lapic.h>
 #include <arch/paging.h>
+#include <arch/percpu.h>
+#include <arch/smp.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include <arch/uart.h>
@@ -40,7 +43,7 @@ void kernel_main(uint32_t mbi_phys)
 	mb2_err = mb2_parse((const void *)(uintptr_t)mbi_phys, &boot_info); /* copy before reuse */
 	if (!boot_info.efi)
 		vga_console_init();			/* BIOS: mirror on the screen */
-	gdt_init();					/* our GDT, TSS and IST stacks */
+	percpu_init_boot();				/* %gs, GDT, TSS, IST stacks */
 	idt_init();					/* every exception reported */
 
 	printk("baretrace %s: trace recording laboratory, x86-64\n", BARETRACE_VERSION);
@@ -58,6 +61,9 @@ void kernel_main(uint32_t mbi_phys)
 	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
 		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
 	tsc_init();					/* calibrate; printk gets a clock */
+	lapic_init_bsp();				/* local APIC, 8259s masked */
+	lapic_timer_calibrate();			/* timer rate against the TSC */
+	smp_init();					/* start APs, measure their TSCs */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 #include "baretrace/compiler.h"
+#include <arch/percpu.h>
 #include <arch/trap.h>
 
 #define SEL_KCODE	0x08
@@ -68,12 +69,30 @@ void trap_set_handler(unsigned vector, trap_handler_t h)
 
 void trap_dispatch(struct trap_frame *f);
 
+/*
+ * The one entry for every vector. It keeps the per-CPU nesting depths that
+ * tracing uses to tell which context a writer runs in (task, IRQ, NMI),
+ * and is the place to instrument interrupt entry and exit.
+ */
 void trap_dispatch(struct trap_frame *f)
 {
 	trap_handler_t h = f->vector < 256 ? handlers[f->vector] : 0;
+	struct percpu *pc = this_cpu();
 
 	if (h) {
-		h(f);
+		if (f->vector == VEC_NMI) {
+			pc->nmi_depth++;
+			pc->nmi_count++;
+			h(f);
+			pc->nmi_depth--;
+		} else if (f->vector >= VEC_FIRST_IRQ) {
+			pc->irq_depth++;
+			pc->irq_count++;
+			h(f);
+			pc->irq_depth--;
+		} else {
+			h(f);
+		}
 		return;
 	}
 	if (f->vector < VEC_FIRST_IRQ)

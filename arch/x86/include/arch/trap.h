@@ -28,9 +28,6 @@ void idt_init(void);		/* build and load the IDT (boot CPU) */
 void idt_load(void);		/* load the same IDT (other CPUs) */
 void trap_set_handler(unsigned vector, trap_handler_t h);
 
-/* GDT with a TSS and interrupt stacks (IST) for NMI, #DF and #MC. */
-void gdt_init(void);
-
 /* Print the register dump and backtrace for f, then leave with failure. */
 void __attribute__((noreturn)) trap_fatal(struct trap_frame *f, const char *why);
 

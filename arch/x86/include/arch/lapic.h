@@ -1,0 +1,36 @@
+/* Local APIC: xAPIC (MMIO) or x2APIC (MSRs), IPIs, timer, EOI. */
+#ifndef ARCH_LAPIC_H
+#define ARCH_LAPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VEC_TIMER	0x40	/* LAPIC timer */
+#define VEC_CALL	0xF0	/* cross-CPU call-function IPI */
+#define VEC_TEST	0xF1	/* IPI used by tests */
+#define VEC_ERROR	0xFE	/* LAPIC error */
+#define VEC_SPURIOUS	0xFF	/* spurious interrupt (no EOI) */
+
+extern bool lapic_x2apic;		/* x2APIC mode in use */
+extern uint64_t lapic_timer_hz;		/* timer ticks per second (after divide) */
+
+/* Boot CPU: pick the mode, map and enable, mask the 8259s. */
+void lapic_init_bsp(void);
+/* Every CPU (including the BSP): enable this CPU's APIC in the chosen mode. */
+void lapic_init_cpu(void);
+uint32_t lapic_id(void);
+void lapic_eoi(void);
+
+void lapic_send_ipi(uint32_t apic_id, uint8_t vector);
+void lapic_send_ipi_all_others(uint8_t vector);
+void lapic_send_nmi(uint32_t apic_id);
+void lapic_send_init(uint32_t apic_id);
+void lapic_send_sipi(uint32_t apic_id, uint8_t page);
+
+/* Measure the timer against the TSC (boot CPU, once). */
+void lapic_timer_calibrate(void);
+void lapic_timer_periodic(uint32_t hz);
+void lapic_timer_oneshot(uint64_t ns);
+void lapic_timer_stop(void);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * Per-CPU data, reached through the GS base: %gs:0 holds a pointer to the
+ * area itself (self), so this_cpu() is one load. Each area is allocated
+ * page-aligned from the page allocator, so no two CPUs share a cache line
+ * (or a page) for anything in it, and it never shares a page with code.
+ *
+ *   struct percpu (one per CPU, page-aligned)
+ *   +0     self            -- %gs:0
+ *   +8     cpu             -- logical id, 0 = boot CPU
+ *   ...    identity, interrupt nesting, clock
+ *   +64*k  hot trace state (later issues), cache-line aligned
+ *   ...    GDT, TSS, IST stacks (cold)
+ */
+#ifndef ARCH_PERCPU_H
+#define ARCH_PERCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "baretrace/compiler.h"
+#include "trace/clock.h"
+
+#define MAX_CPUS	256
+#define IST_STACK_SIZE	8192
+#define KSTACK_SIZE	16384
+
+struct tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];	/* stacks for privilege changes (unused: ring 0 only) */
+	uint64_t reserved1;
+	uint64_t ist[7];	/* IST1..IST7 */
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap_base;	/* past the limit: no I/O bitmap */
+} __packed;
+
+struct percpu {
+	struct percpu *self;		/* %gs:0; must stay first */
+	uint32_t cpu;			/* logical id, 0 = boot CPU */
+	uint32_t apic_id;		/* local APIC (x2APIC) id */
+	uint32_t acpi_uid;		/* ACPI processor UID */
+	volatile uint32_t online;	/* set by the CPU itself once running */
+	uint32_t irq_depth;		/* interrupts being handled (nesting) */
+	uint32_t nmi_depth;		/* NMIs being handled */
+	uint64_t irq_count;		/* interrupts taken */
+	uint64_t nmi_count;		/* NMIs taken */
+	uint64_t timer_ticks;		/* LAPIC timer interrupts */
+	uint64_t ipi_count;		/* call-function IPIs taken */
+
+	/* TSC against the boot CPU (cycles; this CPU's TSC minus cpu 0's). */
+	int64_t tsc_skew;		/* measured offset */
+	int64_t tsc_skew_uncert;	/* its bound */
+	uint64_t tsc_warps;		/* backwards steps seen in the warp test */
+	bool tsc_trusted;		/* skew bounded and no warps */
+
+	/* Cross-CPU calls: the owner runs fn(arg) from its idle loop. */
+	void (*volatile call_fn)(void *);	/* pending work, NULL = none */
+	void *volatile call_arg;		/* its argument */
+	volatile uint64_t call_done;		/* completions, bumped after fn */
+
+	struct clock_latch clock __aligned(CACHELINE_SIZE); /* this CPU's cycles->ns */
+
+	uint64_t gdt[5] __aligned(16);	/* null, code, data, TSS (2 slots) */
+	struct tss tss __aligned(16);	/* IST stacks for NMI, #DF, #MC */
+	uint8_t ist_stack[3][IST_STACK_SIZE] __aligned(16);
+	uint64_t kstack_top;		/* top of this CPU's kernel stack */
+};
+
+_Static_assert(__builtin_offsetof(struct percpu, self) == 0, "self must be at %gs:0");
+
+static inline struct percpu *this_cpu(void)
+{
+	struct percpu *p;
+
+	__asm__ __volatile__("movq %%gs:0, %0" : "=r"(p));
+	return p;
+}
+
+extern struct percpu *cpus[MAX_CPUS];	/* by logical id; NULL past the last */
+extern unsigned cpu_count;		/* CPUs with an area */
+extern unsigned cpus_online;		/* CPUs running */
+
+/* Set up the boot CPU's area (GS base, GDT, TSS) early in boot. */
+void percpu_init_boot(void);
+/* Allocate an area for a CPU that is about to start. */
+struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid);
+/* Load GS base, GDT and TSS on the CPU that owns pc. */
+void percpu_load(struct percpu *pc);
+
+#endif

@@ -1,0 +1,22 @@
+/* Application processors: start-up, cross-CPU calls, TSC synchronisation. */
+#ifndef ARCH_SMP_H
+#define ARCH_SMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Start every CPU the MADT lists (up to maxcpus=), measure each one's TSC. */
+void smp_init(void);
+
+/*
+ * Run fn(arg) on CPU cpu (from its idle loop, woken by an IPI) and return
+ * without waiting; smp_call_wait() waits for it. cpu 0 runs it inline.
+ * Returns false if the CPU is not online or still busy.
+ */
+bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg);
+bool smp_call_wait(unsigned cpu, uint64_t timeout_ms);
+
+/* Converted time on the calling CPU's own clock (ns), or -1. */
+long long smp_now_ns(void);
+
+#endif

@@ -1,0 +1,265 @@
+/*
+ * Local APIC (Intel SDM vol. 3A, chapter 11). Registers are at
+ * base + offset in xAPIC mode and at MSR 0x800 + offset / 16 in x2APIC
+ * mode; the ICR is two 32-bit registers (destination in bits 56..63) in
+ * xAPIC mode and one 64-bit MSR (destination in bits 32..63) in x2APIC.
+ *
+ * Mode: x2APIC when the firmware handed over in it (IA32_APIC_BASE.EXTD)
+ * or when lapic=x2apic asks and the CPU has it; lapic=xapic keeps xAPIC
+ * unless the firmware already switched (x2APIC cannot be left without a
+ * reset of the APIC state, so we honour the firmware's choice).
+ */
+#include <stddef.h>
+#include <arch/acpi.h>
+#include <arch/cpu.h>
+#include <arch/io.h>
+#include <arch/lapic.h>
+#include <arch/percpu.h>
+#include <arch/trap.h>
+#include <arch/tsc.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+
+#define MSR_APIC_BASE		0x1B
+#define APIC_BASE_ENABLE	(1ull << 11)
+#define APIC_BASE_EXTD		(1ull << 10)
+#define MSR_X2APIC_BASE		0x800
+
+#define REG_ID		0x020
+#define REG_VERSION	0x030
+#define REG_TPR		0x080
+#define REG_EOI		0x0B0
+#define REG_SVR		0x0F0
+#define REG_ESR		0x280
+#define REG_ICR_LO	0x300
+#define REG_ICR_HI	0x310
+#define REG_LVT_TIMER	0x320
+#define REG_LVT_LINT0	0x350
+#define REG_LVT_LINT1	0x360
+#define REG_LVT_ERROR	0x370
+#define REG_TIMER_INIT	0x380
+#define REG_TIMER_CUR	0x390
+#define REG_TIMER_DIV	0x3E0
+
+#define SVR_ENABLE	(1u << 8)
+#define LVT_MASKED	(1u << 16)
+#define LVT_PERIODIC	(1u << 17)
+#define LVT_NMI		(4u << 8)
+#define ICR_FIXED	(0u << 8)
+#define ICR_NMI		(4u << 8)
+#define ICR_INIT	(5u << 8)
+#define ICR_STARTUP	(6u << 8)
+#define ICR_PENDING	(1u << 12)
+#define ICR_ASSERT	(1u << 14)
+#define ICR_LEVEL	(1u << 15)
+#define ICR_ALL_OTHERS	(3u << 18)
+#define TIMER_DIV_16	0x3
+#define CPUID1_X2APIC	(1u << 21)
+
+#define PIC1_DATA	0x21
+#define PIC2_DATA	0xA1
+
+bool lapic_x2apic;
+uint64_t lapic_timer_hz;
+static uint64_t mmio_base;
+
+static const char *const mode_choices[] = { "auto", "xapic", "x2apic", NULL };
+static int mode_choice;
+CMDLINE_OPTION(lapic, .name = "lapic", .type = OPT_ENUM, .var = &mode_choice,
+	       .choices = mode_choices,
+	       .help = "local APIC mode: auto (x2APIC if the firmware enabled it), xapic, x2apic");
+
+static uint32_t rd(uint32_t reg)
+{
+	if (lapic_x2apic)
+		return (uint32_t)rdmsr(MSR_X2APIC_BASE + (reg >> 4));
+	return mmio_read32(mmio_base + reg);
+}
+
+static void wr(uint32_t reg, uint32_t v)
+{
+	if (lapic_x2apic)
+		wrmsr(MSR_X2APIC_BASE + (reg >> 4), v);
+	else
+		mmio_write32(mmio_base + reg, v);
+}
+
+uint32_t lapic_id(void)
+{
+	return lapic_x2apic ? rd(REG_ID) : rd(REG_ID) >> 24;
+}
+
+void lapic_eoi(void)
+{
+	wr(REG_EOI, 0);
+}
+
+static void send_icr(uint32_t dest, uint32_t low)
+{
+	if (lapic_x2apic) {
+		wrmsr(MSR_X2APIC_BASE + (REG_ICR_LO >> 4), ((uint64_t)dest << 32) | low);
+		return;
+	}
+	wr(REG_ICR_HI, dest << 24);
+	wr(REG_ICR_LO, low);
+	for (int i = 0; i < 1000000 && (rd(REG_ICR_LO) & ICR_PENDING); i++)
+		cpu_relax();
+}
+
+void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
+{
+	send_icr(apic_id, ICR_FIXED | ICR_ASSERT | vector);
+}
+
+void lapic_send_ipi_all_others(uint8_t vector)
+{
+	send_icr(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_OTHERS | vector);
+}
+
+void lapic_send_nmi(uint32_t apic_id)
+{
+	send_icr(apic_id, ICR_NMI | ICR_ASSERT);
+}
+
+void lapic_send_init(uint32_t apic_id)
+{
+	send_icr(apic_id, ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+	if (!lapic_x2apic)	/* x2APIC has no level de-assert; xAPIC wants it */
+		send_icr(apic_id, ICR_INIT | ICR_LEVEL);
+}
+
+void lapic_send_sipi(uint32_t apic_id, uint8_t page)
+{
+	send_icr(apic_id, ICR_STARTUP | ICR_ASSERT | page);
+}
+
+static void on_spurious(struct trap_frame *f)
+{
+	(void)f;	/* spurious: no EOI, by definition */
+}
+
+static void on_error(struct trap_frame *f)
+{
+	uint32_t esr;
+
+	(void)f;
+	wr(REG_ESR, 0);		/* latch the error bits */
+	esr = rd(REG_ESR);
+	printk("lapic: cpu=%u error esr=0x%x\n", this_cpu()->cpu, esr);
+	lapic_eoi();
+}
+
+static void on_timer(struct trap_frame *f)
+{
+	(void)f;
+	this_cpu()->timer_ticks++;
+	lapic_eoi();
+}
+
+void lapic_init_cpu(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+
+	if (lapic_x2apic && !(base & APIC_BASE_EXTD))
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_EXTD);
+	else if (!(base & APIC_BASE_ENABLE))
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
+	wr(REG_TPR, 0);
+	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+	wr(REG_LVT_ERROR, VEC_ERROR);
+	if (this_cpu()->cpu != 0) {
+		wr(REG_LVT_LINT0, LVT_MASKED);
+		wr(REG_LVT_LINT1, LVT_NMI);
+	}
+	wr(REG_ESR, 0);
+	wr(REG_ESR, 0);
+	wr(REG_SVR, SVR_ENABLE | VEC_SPURIOUS);
+	lapic_eoi();
+}
+
+void lapic_init_bsp(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	bool has_x2 = cpuid(1, 0).ecx & CPUID1_X2APIC;
+
+	/* Remap the 8259s away from the exception vectors, then mask them all. */
+	outb(0x20, 0x11); outb(0xA0, 0x11);	/* ICW1: init, ICW4 follows */
+	outb(0x21, 0x20); outb(0xA1, 0x28);	/* ICW2: vectors 0x20, 0x28 */
+	outb(0x21, 0x04); outb(0xA1, 0x02);	/* ICW3: cascade on IRQ2 */
+	outb(0x21, 0x01); outb(0xA1, 0x01);	/* ICW4: 8086 mode */
+	outb(PIC1_DATA, 0xFF);
+	outb(PIC2_DATA, 0xFF);
+
+	if (base & APIC_BASE_EXTD) {
+		lapic_x2apic = true;
+		if (mode_choice == 1)
+			printk("lapic: lapic=xapic ignored: the firmware enabled x2APIC mode\n");
+	} else if (mode_choice == 2) {
+		if (has_x2)
+			lapic_x2apic = true;
+		else
+			printk("lapic: lapic=x2apic: this CPU has no x2APIC; using xAPIC\n");
+	}
+	mmio_base = base & ~0xFFFull;
+	if (!lapic_x2apic && acpi.has_madt && acpi.lapic_addr && acpi.lapic_addr != mmio_base)
+		printk("lapic: MADT says 0x%llx, IA32_APIC_BASE says 0x%llx; using the MSR\n",
+		       (unsigned long long)acpi.lapic_addr, (unsigned long long)mmio_base);
+	trap_set_handler(VEC_SPURIOUS, on_spurious);
+	trap_set_handler(VEC_ERROR, on_error);
+	trap_set_handler(VEC_TIMER, on_timer);
+	lapic_init_cpu();
+	this_cpu()->apic_id = lapic_id();
+	printk("lapic: mode=%s base=0x%llx bsp_apic_id=%u version=0x%x x2apic_capable=%s\n",
+	       lapic_x2apic ? "x2apic" : "xapic", (unsigned long long)mmio_base,
+	       this_cpu()->apic_id, rd(REG_VERSION) & 0xFF, has_x2 ? "yes" : "no");
+}
+
+void lapic_timer_calibrate(void)
+{
+	uint64_t t0, t1, ticks, window = tsc.hz ? tsc.hz / 100 : 10000000; /* 10 ms */
+
+	wr(REG_TIMER_DIV, TIMER_DIV_16);
+	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+	wr(REG_TIMER_INIT, 0xFFFFFFFFu);
+	t0 = rdtsc();
+	while (rdtsc() - t0 < window)
+		cpu_relax();
+	ticks = 0xFFFFFFFFu - rd(REG_TIMER_CUR);
+	t1 = rdtsc();
+	wr(REG_TIMER_INIT, 0);
+	if (!tsc.hz || !ticks) {
+		printk("lapic: timer could not be measured (tsc_hz=%llu ticks=%llu)\n",
+		       (unsigned long long)tsc.hz, (unsigned long long)ticks);
+		return;
+	}
+	lapic_timer_hz = (uint64_t)((unsigned __int128)ticks * tsc.hz / (t1 - t0));
+	printk("lapic: timer_hz=%llu divide=16 measured_against=tsc\n",
+	       (unsigned long long)lapic_timer_hz);
+}
+
+void lapic_timer_periodic(uint32_t hz)
+{
+	if (!lapic_timer_hz || !hz)
+		return;
+	wr(REG_TIMER_DIV, TIMER_DIV_16);
+	wr(REG_LVT_TIMER, LVT_PERIODIC | VEC_TIMER);
+	wr(REG_TIMER_INIT, (uint32_t)(lapic_timer_hz / hz ? lapic_timer_hz / hz : 1));
+}
+
+void lapic_timer_oneshot(uint64_t ns)
+{
+	uint64_t count;
+
+	if (!lapic_timer_hz)
+		return;
+	count = (uint64_t)((unsigned __int128)ns * lapic_timer_hz / 1000000000ull);
+	wr(REG_TIMER_DIV, TIMER_DIV_16);
+	wr(REG_LVT_TIMER, VEC_TIMER);
+	wr(REG_TIMER_INIT, count ? (count > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)count) : 1);
+}
+
+void lapic_timer_stop(void)
+{
+	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+	wr(REG_TIMER_INIT, 0);
+}

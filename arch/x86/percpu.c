@@ -1,0 +1,126 @@
+/*
+ * Per-CPU areas and the per-CPU GDT/TSS. Each CPU needs its own TSS (a TSS
+ * is marked busy when loaded, and its IST stacks must be private), hence
+ * its own GDT too.
+ *
+ *   selector  descriptor
+ *   0x00      null
+ *   0x08      kernel code, 64-bit (L=1)
+ *   0x10      kernel data
+ *   0x18      TSS (16 bytes, two slots)
+ */
+#include <stddef.h>
+#include <arch/cpu.h>
+#include <arch/percpu.h>
+#include <arch/trap.h>
+#include "kernel/console.h"
+#include "kernel/kstring.h"
+#include "kernel/pmm.h"
+
+#define SEL_KCODE	0x08
+#define SEL_KDATA	0x10
+#define SEL_TSS		0x18
+#define MSR_GS_BASE	0xC0000101
+#define IST_NMI		1
+#define IST_DF		2
+#define IST_MC		3
+
+_Static_assert(sizeof(struct tss) == 104, "TSS is 104 bytes");
+
+struct percpu *cpus[MAX_CPUS];
+unsigned cpu_count;
+unsigned cpus_online;
+
+static struct percpu boot_area __aligned(4096);	/* cpu 0: needed before the allocator */
+
+struct desc_ptr {
+	uint16_t limit;
+	uint64_t base;
+} __packed;
+
+static void build_gdt(struct percpu *pc)
+{
+	uint64_t base = (uint64_t)&pc->tss;
+	uint64_t limit = sizeof(pc->tss) - 1;
+
+	pc->tss.ist[IST_NMI - 1] = (uint64_t)&pc->ist_stack[0][IST_STACK_SIZE];
+	pc->tss.ist[IST_DF - 1] = (uint64_t)&pc->ist_stack[1][IST_STACK_SIZE];
+	pc->tss.ist[IST_MC - 1] = (uint64_t)&pc->ist_stack[2][IST_STACK_SIZE];
+	pc->tss.iomap_base = sizeof(pc->tss);
+	pc->gdt[0] = 0;
+	pc->gdt[1] = 0x00AF9A000000FFFFull;	/* P, DPL0, code exec/read, L, G */
+	pc->gdt[2] = 0x00CF92000000FFFFull;	/* P, DPL0, data read/write, G */
+	/* 64-bit available TSS (type 9), split across two slots. */
+	pc->gdt[3] = (limit & 0xFFFF) | ((base & 0xFFFFFF) << 16) |
+		     (0x89ull << 40) | (((limit >> 16) & 0xF) << 48) |
+		     (((base >> 24) & 0xFF) << 56);
+	pc->gdt[4] = base >> 32;
+}
+
+void percpu_load(struct percpu *pc)
+{
+	struct desc_ptr p = { sizeof(pc->gdt) - 1, (uint64_t)pc->gdt };
+
+	__asm__ __volatile__(
+		"lgdt %0\n\t"
+		"pushq %1\n\t"
+		"leaq 1f(%%rip), %%rax\n\t"
+		"pushq %%rax\n\t"
+		"lretq\n"
+		"1:\n\t"
+		"movw %w2, %%ax\n\t"
+		"movw %%ax, %%ds\n\t"
+		"movw %%ax, %%es\n\t"
+		"movw %%ax, %%ss\n\t"
+		"xorl %%eax, %%eax\n\t"
+		"movw %%ax, %%fs\n\t"
+		"movw %%ax, %%gs\n\t"
+		"movw %w3, %%ax\n\t"
+		"ltr %%ax\n\t"
+		: : "m"(p), "i"(SEL_KCODE), "i"(SEL_KDATA), "i"(SEL_TSS)
+		: "rax", "memory");
+	/* Loading GS zeroed the base: set it after. */
+	wrmsr(MSR_GS_BASE, (uint64_t)pc);
+}
+
+static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_t uid)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->self = pc;
+	pc->cpu = cpu;
+	pc->apic_id = apic_id;
+	pc->acpi_uid = uid;
+	pc->tsc_trusted = cpu == 0;
+	build_gdt(pc);
+	cpus[cpu] = pc;
+	if (cpu + 1 > cpu_count)
+		cpu_count = cpu + 1;
+}
+
+void percpu_init_boot(void)
+{
+	init_area(&boot_area, 0, 0, 0);
+	percpu_load(&boot_area);
+	boot_area.online = 1;
+	cpus_online = 1;
+}
+
+struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid)
+{
+	uint64_t pages = (sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE;
+	uint64_t area = pmm_alloc(pages, 1);
+	uint64_t stack = pmm_alloc(KSTACK_SIZE / PAGE_SIZE, 1);
+	struct percpu *pc;
+
+	if (!area || !stack || cpu >= MAX_CPUS) {
+		if (area)
+			pmm_free(area, pages);
+		if (stack)
+			pmm_free(stack, KSTACK_SIZE / PAGE_SIZE);
+		return NULL;
+	}
+	pc = (struct percpu *)(uintptr_t)area;
+	init_area(pc, cpu, apic_id, uid);
+	pc->kstack_top = stack + KSTACK_SIZE;
+	return pc;
+}

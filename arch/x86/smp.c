@@ -1,0 +1,515 @@
+/*
+ * SMP bring-up and cross-CPU TSC measurement.
+ *
+ * Start-up (Intel SDM vol. 3A 8.4.4, MultiProcessor Specification B.4):
+ * for each enabled MADT processor in turn, INIT, 10 ms, SIPI, 200 us, and
+ * a second SIPI if the AP has not shown life. The AP runs the trampoline
+ * (boot/trampoline.asm) at TRAMP_BASE into ap_entry() on its own stack.
+ * APs start one at a time, so one parameter block serves them all. An AP
+ * that is not online within AP_TIMEOUT_MS is reported, sent INIT again
+ * (back to wait-for-SIPI, so it cannot wake later on another AP's
+ * parameters) and skipped.
+ *
+ * MADT entries marked online-capable but not enabled describe sockets that
+ * may be hot-added; nothing is there to start, so they are listed, not
+ * started.
+ *
+ * TSC measurement, per AP, against the boot CPU (BSP), through one cache
+ * line both CPUs spin on (all waits bounded, all spins with pause, which
+ * also lets TCG's round-robin mode under icount switch CPUs):
+ *
+ *   ping-pong     BSP: t0 = rdtsc; seq = 2i+1    AP: sees odd seq;
+ *                 ...                                a = rdtsc; seq = 2i+2
+ *                 BSP: sees 2i+2; t1 = rdtsc
+ *     a was read between t0 and t1 on the BSP's clock, so
+ *       skew = a - (t0 + t1) / 2,  |error| <= (t1 - t0) / 2.
+ *     The sample with the smallest round trip wins.
+ *
+ *   warp test     both CPUs, for WARP_ITERS rounds: take a shared lock,
+ *                 read the TSC, compare with the last value stored under
+ *                 the lock, store theirs. A value below the last is a
+ *                 warp: time went backwards across CPUs.
+ *
+ * rdtsc is preceded by lfence on both sides so that it is not executed
+ * before the load that observed the other CPU's store.
+ * The skew goes into the AP's clock offset, so converted times line up.
+ */
+#include <stddef.h>
+#include <arch/acpi.h>
+#include <arch/cpu.h>
+#include <arch/lapic.h>
+#include <arch/percpu.h>
+#include <arch/smp.h>
+#include <arch/trap.h>
+#include <arch/tsc.h>
+#include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/kstring.h"
+
+#define TRAMP_BASE		0x8000
+#define TRAMP_PARAMS		(TRAMP_BASE + 0xF00)
+#define AP_TIMEOUT_MS		2000
+#define PINGPONG_SAMPLES	2000
+#define PROBE_SAMPLES		8	/* alternating spin modes first */
+#define PINGPONG_MAX_MS		2000	/* loaded hosts need time to co-schedule vCPUs */
+#define PINGPONG_GOOD_NS	2000	/* a round trip this short ends the search */
+#define WARP_ITERS		20000
+#define WARP_MAX_MS		50
+#define SYNC_WAIT_MS		5000
+#define SKEW_UNCERT_MAX_NS	20000	/* a bound worse than 20 us is not a bound */
+#define MSR_TSC_ADJUST		0x3B
+
+struct tramp_params {
+	uint64_t cr3;			/* page-table root */
+	uint64_t stack;			/* AP's stack top */
+	uint64_t entry;			/* ap_entry */
+	uint64_t arg;			/* its struct percpu */
+	volatile uint8_t started;	/* set by the trampoline's first instructions */
+} __packed;
+
+enum sync_phase { SYNC_IDLE, SYNC_PINGPONG, SYNC_WARP, SYNC_ADJUST, SYNC_DONE };
+
+/* Shared between the BSP and the AP being measured; one line each. */
+static struct {
+	volatile uint64_t seq;		/* ping-pong: odd = BSP's request */
+	volatile uint64_t ap_tsc;	/* AP's reading for the current request */
+	volatile uint32_t phase;	/* enum sync_phase, set by the BSP */
+	volatile uint32_t ap_done;	/* AP finished the current phase */
+	volatile int64_t adjust;	/* value to add to IA32_TSC_ADJUST */
+	volatile uint32_t ap_left;	/* AP saw SYNC_DONE and left the loop */
+	volatile uint32_t use_pause;	/* spin with pause (see sync_relax) */
+} sync __aligned(CACHELINE_SIZE);
+
+static struct {
+	uint32_t lock;			/* warp test lock */
+	uint64_t last;			/* last TSC stored under it */
+	uint64_t warps;			/* backwards steps seen */
+	uint64_t max_warp;		/* largest, cycles */
+} warp __aligned(CACHELINE_SIZE);
+
+extern const uint8_t trampoline_start[], trampoline_end[];
+
+static uint64_t maxcpus = MAX_CPUS;
+CMDLINE_OPTION(maxcpus, .name = "maxcpus", .type = OPT_UINT, .var = &maxcpus,
+	       .min = 1, .max = MAX_CPUS, .help = "start at most this many CPUs (boot CPU included)");
+
+/*
+ * Spinning in the ping-pong, with or without pause. Real CPUs want pause.
+ * Under multi-threaded TCG a pause leaves translated code and the host may
+ * schedule the vCPU thread away: round trips of milliseconds. Under icount
+ * (one thread, CPUs round-robin) only a pause hands the emulator to the
+ * other CPU: without it a round trip costs a 100 ms slice. So the first
+ * samples try both and the rest use whichever gave the shorter round trip.
+ */
+static inline void sync_relax(void)
+{
+	if (sync.use_pause)
+		cpu_relax();
+	else
+		barrier();
+}
+
+static inline uint64_t rdtsc_ordered(void)
+{
+	__asm__ __volatile__("lfence" ::: "memory");
+	return rdtsc();
+}
+
+static uint64_t ms_to_cycles(uint64_t ms)
+{
+	return (tsc.hz ? tsc.hz : 3000000000ull) / 1000 * ms;
+}
+
+static void delay_us(uint64_t us)
+{
+	uint64_t t0 = rdtsc(), d = (tsc.hz ? tsc.hz : 3000000000ull) / 1000000 * us;
+
+	while (rdtsc() - t0 < d)
+		cpu_relax();
+}
+
+/* Wait until *p == v, at most ms milliseconds of TSC time. */
+static bool wait_eq32(volatile uint32_t *p, uint32_t v, uint64_t ms)
+{
+	uint64_t t0 = rdtsc(), lim = ms_to_cycles(ms);
+
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v) {
+		if (rdtsc() - t0 > lim)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+/* ---- AP side ------------------------------------------------------------ */
+
+static void ap_sync_loop(void)
+{
+	for (;;) {
+		uint32_t ph = __atomic_load_n(&sync.phase, __ATOMIC_ACQUIRE);
+		if (ph == SYNC_DONE) {
+			__atomic_store_n(&sync.ap_left, 1, __ATOMIC_RELEASE);
+			return;
+		}
+		if (ph == SYNC_PINGPONG) {
+			uint64_t s = __atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE);
+			if (s & 1) {
+				sync.ap_tsc = rdtsc_ordered();
+				__atomic_store_n(&sync.seq, s + 1, __ATOMIC_RELEASE);
+			}
+		} else if (ph == SYNC_WARP && !sync.ap_done) {
+			uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
+			for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
+				while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
+					sync_relax();
+				uint64_t now = rdtsc_ordered();
+				if (now < warp.last) {
+					warp.warps++;
+					if (warp.last - now > warp.max_warp)
+						warp.max_warp = warp.last - now;
+				}
+				warp.last = now;
+				__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
+			}
+			__atomic_store_n(&sync.ap_done, 1, __ATOMIC_RELEASE);
+		} else if (ph == SYNC_ADJUST && !sync.ap_done) {
+			wrmsr(MSR_TSC_ADJUST, rdmsr(MSR_TSC_ADJUST) + sync.adjust);
+			__atomic_store_n(&sync.ap_done, 1, __ATOMIC_RELEASE);
+		}
+		sync_relax();
+	}
+}
+
+static void on_call_ipi(struct trap_frame *f)
+{
+	(void)f;
+	this_cpu()->ipi_count++;
+	lapic_eoi();	/* the work itself runs from the idle loop */
+}
+
+static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
+{
+	for (;;) {
+		irq_disable();
+		void (*fn)(void *) = __atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE);
+		if (!fn) {
+			__asm__ __volatile__("sti; hlt" ::: "memory"); /* sti's shadow: no lost wake-up */
+			continue;
+		}
+		irq_enable();
+		fn(pc->call_arg);
+		__atomic_store_n(&pc->call_done, pc->call_done + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&pc->call_fn, NULL, __ATOMIC_RELEASE);
+	}
+}
+
+void ap_entry(struct percpu *pc);
+
+void ap_entry(struct percpu *pc)
+{
+	percpu_load(pc);
+	idt_load();
+	lapic_init_cpu();
+	__atomic_store_n(&pc->online, 1, __ATOMIC_RELEASE);
+	ap_sync_loop();
+	ap_idle(pc);
+}
+
+/* ---- BSP side ----------------------------------------------------------- */
+
+static bool pingpong(int64_t *skew, int64_t *uncert, unsigned *samples)
+{
+	uint64_t best = UINT64_MAX, t_start = rdtsc(), lim = ms_to_cycles(PINGPONG_MAX_MS);
+	uint64_t best_mode[2] = { UINT64_MAX, UINT64_MAX };
+	unsigned n = 0;
+
+	__atomic_store_n(&sync.seq, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sync.phase, SYNC_PINGPONG, __ATOMIC_RELEASE);
+	uint64_t good = tsc.hz / 1000000 * PINGPONG_GOOD_NS / 1000;
+
+	for (uint64_t i = 0; i < PINGPONG_SAMPLES && (n < PROBE_SAMPLES || rdtsc() - t_start < lim); i++) {
+		if (n >= PINGPONG_SAMPLES / 4 && best < good)
+			break;	/* enough samples and a tight one among them */
+		/* Probe both spin modes, then keep the faster one. */
+		sync.use_pause = i < PROBE_SAMPLES ? (i & 1) : best_mode[1] < best_mode[0];
+		uint64_t t0 = rdtsc_ordered();
+		__atomic_store_n(&sync.seq, 2 * i + 1, __ATOMIC_RELEASE);
+		uint64_t w0 = rdtsc(), wl = ms_to_cycles(SYNC_WAIT_MS);
+		while (__atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE) != 2 * i + 2) {
+			if (rdtsc() - w0 > wl)
+				return false;
+			/* No answer within 1 ms without pause: icount; pause now. */
+			if (!sync.use_pause && rdtsc() - w0 > ms_to_cycles(1))
+				sync.use_pause = 1;
+			sync_relax();
+		}
+		uint64_t t1 = rdtsc_ordered();
+		uint64_t a = sync.ap_tsc;
+		n++;
+		if (t1 - t0 < best_mode[sync.use_pause])
+			best_mode[sync.use_pause] = t1 - t0;
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*skew = (int64_t)(a - (t0 + (t1 - t0) / 2));
+			*uncert = (int64_t)((t1 - t0 + 1) / 2);
+		}
+	}
+	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
+	*samples = n;
+	return n > 0;
+}
+
+static bool warp_test(uint64_t *warps, uint64_t *max_warp)
+{
+	uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
+
+	warp.lock = 0;
+	warp.last = 0;
+	warp.warps = 0;
+	warp.max_warp = 0;
+	__atomic_store_n(&sync.ap_done, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sync.phase, SYNC_WARP, __ATOMIC_RELEASE);
+	for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
+		while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
+			sync_relax();
+		uint64_t now = rdtsc_ordered();
+		if (now < warp.last) {
+			warp.warps++;
+			if (warp.last - now > warp.max_warp)
+				warp.max_warp = warp.last - now;
+		}
+		warp.last = now;
+		__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
+	}
+	bool ok = wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
+	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
+	*warps = warp.warps;
+	*max_warp = warp.max_warp;
+	return ok;
+}
+
+static bool ap_adjust(int64_t delta)
+{
+	sync.adjust = delta;
+	__atomic_store_n(&sync.ap_done, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sync.phase, SYNC_ADJUST, __ATOMIC_RELEASE);
+	bool ok = wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
+	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
+	return ok;
+}
+
+static void set_cpu_clock(struct percpu *pc)
+{
+	struct clock_conv c;
+
+	if (!tsc.hz || clock_latch_read(&tsc_clock_boot, &c))
+		return;
+	/* This CPU's TSC reads skew cycles ahead: subtract them in ns. */
+	c.offset_ns = -(int64_t)((__int128)pc->tsc_skew * 1000000000 / (__int128)tsc.hz);
+	clock_latch_write(&pc->clock, &c);
+	printk("clock: cpu=%u mult=%u shift=%u offset_ns=%lld\n", pc->cpu, c.mult, c.shift,
+	       (long long)c.offset_ns);
+}
+
+static void measure_tsc(struct percpu *pc)
+{
+	int64_t skew = 0, uncert = 0;
+	uint64_t warps = 0, max_warp = 0, uncert_max;
+	unsigned samples = 0;
+	const char *failed = NULL;
+	bool ok;
+
+	ok = pingpong(&skew, &uncert, &samples);
+	if (!ok)
+		failed = "ping-pong";
+	if (ok && tsc.tsc_adjust && skew && (skew > 2 * uncert || -skew > 2 * uncert)) {
+		printk("smp: cpu=%u tsc_skew_cycles=%lld: correcting with IA32_TSC_ADJUST\n",
+		       pc->cpu, (long long)skew);
+		ok = ap_adjust(-skew) && pingpong(&skew, &uncert, &samples);
+		if (!ok)
+			failed = "TSC_ADJUST";
+	}
+	if (ok && !warp_test(&warps, &max_warp)) {
+		ok = false;
+		failed = "warp test";
+	}
+	sync.ap_left = 0;
+	__atomic_store_n(&sync.phase, SYNC_DONE, __ATOMIC_RELEASE);
+	/* The next AP reuses this line: this one must have left first. */
+	if (!wait_eq32(&sync.ap_left, 1, SYNC_WAIT_MS)) {
+		ok = false;
+		failed = "leaving";
+	}
+
+	pc->tsc_skew = skew;
+	pc->tsc_skew_uncert = uncert;
+	pc->tsc_warps = warps;
+	uncert_max = tsc.hz / 1000000000ull * SKEW_UNCERT_MAX_NS + SKEW_UNCERT_MAX_NS;
+	pc->tsc_trusted = ok && warps == 0 && tsc.hz && (uint64_t)uncert <= uncert_max;
+	printk("smp: cpu=%u apic_id=%u tsc_skew_cycles=%lld uncertainty_cycles=%lld warps=%llu\n",
+	       pc->cpu, pc->apic_id, (long long)skew, (long long)uncert,
+	       (unsigned long long)warps);
+	if (!ok)
+		printk("smp: cpu=%u WARNING: TSC measurement did not complete (%s timed out); "
+		       "its stamps are marked untrusted\n", pc->cpu, failed);
+	else if (warps)
+		printk("smp: cpu=%u WARNING: TSC warped %llu times (max %llu cycles); its "
+		       "stamps are marked untrusted\n", pc->cpu, (unsigned long long)warps,
+		       (unsigned long long)max_warp);
+	else if (!pc->tsc_trusted)
+		printk("smp: cpu=%u WARNING: skew bound %lld cycles is too wide (%u samples); "
+		       "its stamps are marked untrusted\n", pc->cpu, (long long)uncert, samples);
+	set_cpu_clock(pc);
+}
+
+static bool tramp_page_free(void)
+{
+	for (unsigned i = 0; i < boot_info.mmap_count; i++) {
+		const struct mem_region *r = &boot_info.mmap[i];
+		if (r->type == MEM_AVAILABLE && r->base <= TRAMP_BASE &&
+		    r->base + r->len >= TRAMP_BASE + 0x1000)
+			return !(boot_info.mbi.start < TRAMP_BASE + 0x1000 &&
+				 boot_info.mbi.end > TRAMP_BASE);
+	}
+	return false;
+}
+
+static bool start_ap(struct percpu *pc)
+{
+	struct tramp_params *p = (struct tramp_params *)(uintptr_t)TRAMP_PARAMS;
+	uint64_t t0, lim = ms_to_cycles(AP_TIMEOUT_MS);
+
+	p->cr3 = read_cr3();
+	p->stack = pc->kstack_top;
+	p->entry = (uint64_t)ap_entry;
+	p->arg = (uint64_t)pc;
+	p->started = 0;
+	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+
+	lapic_send_init(pc->apic_id);
+	delay_us(10000);
+	lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
+	delay_us(200);
+	if (!p->started) {
+		lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
+		delay_us(200);
+	}
+	t0 = rdtsc();
+	while (!__atomic_load_n(&pc->online, __ATOMIC_ACQUIRE)) {
+		if (rdtsc() - t0 > lim) {
+			lapic_send_init(pc->apic_id);	/* park it again */
+			return false;
+		}
+		cpu_relax();
+	}
+	return true;
+}
+
+void smp_init(void)
+{
+	uint64_t t0 = rdtsc();
+	unsigned present = 0, next = 1;
+	struct percpu *bsp = cpus[0];
+
+	trap_set_handler(VEC_CALL, on_call_ipi);
+	if (tsc.hz) {
+		struct clock_conv c;
+		if (!clock_latch_read(&tsc_clock_boot, &c))
+			clock_latch_write(&bsp->clock, &c);
+	}
+	for (unsigned i = 0; i < acpi.cpu_count; i++)
+		present += acpi.cpus[i].enabled;
+	if (!acpi.has_madt)
+		present = 1;
+	printk("smp: cpu=0 apic_id=%u tsc_skew_cycles=0 uncertainty_cycles=0 warps=0\n",
+	       bsp->apic_id);
+
+	if (present > 1 && !tramp_page_free()) {
+		printk("smp: the trampoline page 0x%x is not free RAM; APs not started\n",
+		       TRAMP_BASE);
+	} else if (present > 1) {
+		memcpy((void *)(uintptr_t)TRAMP_BASE, trampoline_start,
+		       trampoline_end - trampoline_start);
+		for (unsigned i = 0; i < acpi.cpu_count; i++) {
+			const struct acpi_cpu *c = &acpi.cpus[i];
+			if (c->apic_id == bsp->apic_id)
+				continue;
+			if (!c->enabled) {
+				if (c->online_capable)
+					printk("smp: apic_id=%u is online-capable but not enabled; "
+					       "not started\n", c->apic_id);
+				continue;
+			}
+			if (next >= maxcpus) {
+				printk("smp: apic_id=%u not started (maxcpus=%llu)\n", c->apic_id,
+				       (unsigned long long)maxcpus);
+				continue;
+			}
+			if (!lapic_x2apic && c->apic_id > 0xFE) {
+				printk("smp: apic_id=%u needs x2APIC mode; not started\n", c->apic_id);
+				continue;
+			}
+			struct percpu *pc = percpu_alloc(next, c->apic_id, c->uid);
+			if (!pc) {
+				printk("smp: no memory for cpu %u; not started\n", next);
+				break;
+			}
+			if (!start_ap(pc)) {
+				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",
+				       c->apic_id, AP_TIMEOUT_MS);
+				cpus[next] = NULL;
+				cpu_count = next;
+				continue;
+			}
+			cpus_online++;
+			measure_tsc(pc);
+			next++;
+		}
+	}
+	printk("smp: online=%u present=%u bringup_ms=%llu\n", cpus_online, present,
+	       (unsigned long long)(tsc.hz ? (rdtsc() - t0) / (tsc.hz / 1000) : 0));
+}
+
+bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)
+{
+	struct percpu *pc = cpu < cpu_count ? cpus[cpu] : NULL;
+
+	if (!pc || !pc->online)
+		return false;
+	if (cpu == this_cpu()->cpu) {
+		fn(arg);
+		return true;
+	}
+	if (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE))
+		return false;
+	pc->call_arg = arg;
+	__atomic_store_n(&pc->call_fn, fn, __ATOMIC_RELEASE);
+	lapic_send_ipi(pc->apic_id, VEC_CALL);
+	return true;
+}
+
+bool smp_call_wait(unsigned cpu, uint64_t timeout_ms)
+{
+	struct percpu *pc = cpu < cpu_count ? cpus[cpu] : NULL;
+	uint64_t t0 = rdtsc(), lim = ms_to_cycles(timeout_ms);
+
+	if (!pc)
+		return false;
+	while (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE)) {
+		if (rdtsc() - t0 > lim)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+long long smp_now_ns(void)
+{
+	int64_t ns;
+
+	if (!tsc.hz || clock_latch_cycles_to_ns(&this_cpu()->clock, rdtsc(), &ns))
+		return -1;
+	return ns;
+}

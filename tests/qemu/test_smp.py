@@ -1,0 +1,86 @@
+"""SMP: every CPU comes up, takes interrupts, and has its TSC measured."""
+import re
+
+import pytest
+
+
+def smp_lines(r):
+    out = {}
+    for l in r.all(r"^smp: cpu=\d+ apic_id="):
+        f = dict(re.findall(r"(\w+)=(-?\d+)", l))
+        out[int(f["cpu"])] = {k: int(v) for k, v in f.items()}
+    return out
+
+
+def check_all_up(r, n):
+    assert r.rc == 0, r.out
+    online = r.fields(r"^smp: online=")
+    assert int(online["online"]) == n and int(online["present"]) == n, online
+    cpus = smp_lines(r)
+    assert sorted(cpus) == list(range(n))
+    assert len({c["apic_id"] for c in cpus.values()}) == n
+    for c in cpus.values():
+        assert c["warps"] == 0
+        assert c["uncertainty_cycles"] >= 0
+        # The measured skew lies within its own bound of the truth, which
+        # under QEMU is 0 (every vCPU reads the same host TSC).
+        assert abs(c["tsc_skew_cycles"]) <= c["uncertainty_cycles"] + 1, c
+    assert not r.has(r"^smp: .*WARNING"), r.out
+    clocks = {int(f["cpu"]): f for f in
+              (dict(re.findall(r"(\w+)=(-?\d+)", l)) for l in r.all(r"^clock: cpu=\d+ "))}
+    assert sorted(clocks) == list(range(n))
+    results = r.ktap()
+    assert all(results.values()), r.out
+    order = r.fields(r"^ktest: cross_cpu_order ")
+    assert int(order["pairs"]) == n * (n - 1)
+    assert int(order["violations"]) == 0
+    assert int(order["untrusted_pairs"]) == 0
+    return cpus
+
+
+@pytest.mark.parametrize("smp,machine,uefi", [(2, "q35", True), (4, "pc", False), (8, "q35", False)],
+                         ids=["smp2-q35-uefi", "smp4-pc", "smp8-q35"])
+def test_all_cpus_up_tcg(qemu, smp, machine, uefi):
+    r = qemu("run=ktest exit", smp=smp, machine=machine, uefi=uefi, timeout=180)
+    check_all_up(r, smp)
+    bringup = int(r.fields(r"^smp: online=")["bringup_ms"])
+    assert bringup > 0
+
+
+def test_all_cpus_up_icount(qemu):
+    r = qemu("run=ktest exit", smp=8, machine="q35", icount=True, timeout=400)
+    cpus = check_all_up(r, 8)
+    # icount: one clock for everyone; the bound is tight (tens of cycles).
+    for c in cpus.values():
+        assert c["uncertainty_cycles"] < 1000, c
+
+
+def test_maxcpus_limits_bringup(qemu):
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit maxcpus=2", smp=4)
+    assert r.rc == 0, r.out
+    online = r.fields(r"^smp: online=")
+    assert online["online"] == "2" and online["present"] == "4"
+    assert len(r.all(r"^smp: apic_id=\d+ not started \(maxcpus=2\)$")) == 2
+    assert sorted(smp_lines(r)) == [0, 1]
+
+
+def test_bad_maxcpus(qemu):
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit maxcpus=0 maxcpus=abc", smp=2)
+    assert r.rc == 0, r.out
+    assert r.has(r"^cmdline: maxcpus=0: invalid value: out of range; accepted: 1\.\.256; left unchanged$")
+    assert r.has(r"^cmdline: maxcpus=abc: invalid value: not a number; accepted: integer 1\.\.256; left unchanged$")
+    assert r.fields(r"^smp: online=")["online"] == "2"
+
+
+def test_lapic_mode_reported(qemu):
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit lapic=x2apic", smp=2)
+    assert r.rc == 0, r.out
+    mode = r.fields(r"^lapic: mode=")
+    if mode["x2apic_capable"] == "no":
+        # QEMU 7.2's TCG does not emulate x2APIC: the request is refused clearly.
+        assert r.has(r"^lapic: lapic=x2apic: this CPU has no x2APIC; using xAPIC$")
+        assert mode["mode"] == "xapic"
+    else:
+        assert mode["mode"] == "x2apic"
+    assert r.fields(r"^smp: online=")["online"] == "2"
+    assert int(r.fields(r"^lapic: timer_hz=")["timer_hz"]) > 0
