@@ -128,3 +128,18 @@ int printk(const char *fmt, ...)
 	console_write(buf, n);
 	return n;
 }
+
+int cprintf(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = kvsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(buf))
+		n = sizeof(buf) - 1;
+	console_write(buf, n);
+	return n;
+}

@@ -11,8 +11,9 @@
 #include "kernel/jobs.h"
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
+#include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", NULL };
+static const char *const job_names[] = { "ktest", "fault", "shell", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -38,6 +39,8 @@ static bool run_one(const char *name, size_t len)
 		return ktest_run(NULL);
 	if (len == 5 && !strncmp(name, "fault", 5))
 		return job_fault();
+	if (len == 5 && !strncmp(name, "shell", 5))
+		shell_run();	/* leaves only through poweroff */
 	return false;
 }
 

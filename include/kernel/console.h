@@ -30,6 +30,8 @@ bool console_any(void);				/* is any console registered? */
 void console_enter_panic_mode(void);
 
 int printk(const char *fmt, ...) __printf(1, 2);
+/* Like printk without the timestamp prefix: shell replies, dumps, KTAP. */
+int cprintf(const char *fmt, ...) __printf(1, 2);
 
 /* printk's timestamp source: ns since the clock's epoch, or -1 if none yet. */
 void printk_set_clock(long long (*now_ns)(void));

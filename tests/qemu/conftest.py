@@ -78,3 +78,86 @@ def qemu():
     if not (ROOT / "build" / "kernel.elf").exists():
         pytest.fail("build/kernel.elf is missing: run 'make' first")
     return run_qemu
+
+
+class Shell:
+    """A kernel booted with run=shell, driven through its serial console."""
+
+    PROMPT = "baretrace> "
+
+    def __init__(self, cmdline="run=shell", smp=2, timeout=120):
+        import threading
+        args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
+                "--cmdline", cmdline]
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, cwd=ROOT)
+        self.buf = b""
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.seen = 0
+        self.wait_prompt(timeout=90)
+
+    def _read(self):
+        while True:
+            chunk = self.p.stdout.read1(4096)
+            if not chunk:
+                return
+            with self.lock:
+                self.buf += chunk
+
+    def text(self):
+        with self.lock:
+            return self.buf.decode("utf-8", "replace").replace("\r", "")
+
+    def wait_prompt(self, timeout=60):
+        """Wait for the next prompt after what was already consumed; return the text before it."""
+        import time
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            t = self.text()
+            i = t.find(self.PROMPT, self.seen)
+            if i >= 0:
+                out = t[self.seen:i]
+                self.seen = i + len(self.PROMPT)
+                return out
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no prompt within {timeout}s:\n{self.text()[-3000:]}")
+
+    def send(self, data: bytes):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def cmd(self, line, timeout=60):
+        """Type a line and Enter; return the reply (the echo line removed)."""
+        self.send(line.encode() + b"\r")
+        out = self.wait_prompt(timeout)
+        return out.split("\n", 1)[1] if "\n" in out else ""
+
+    def close(self, timeout=30):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return self.p.wait()
+
+
+@pytest.fixture
+def shell():
+    sessions = []
+
+    def start(*a, **kw):
+        s = Shell(*a, **kw)
+        sessions.append(s)
+        return s
+    yield start
+    for s in sessions:
+        if s.p.poll() is None:
+            s.p.kill()
+            s.p.wait()

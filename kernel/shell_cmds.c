@@ -1,0 +1,87 @@
+/* Shell commands about the machine: clock, cpus, ktest, poweroff. */
+#include <stddef.h>
+#include <arch/exit.h>
+#include <arch/lapic.h>
+#include <arch/percpu.h>
+#include <arch/tsc.h>
+#include "kernel/console.h"
+#include "kernel/ktest.h"
+#include "kernel/shell.h"
+
+#define PPM(ppb) (unsigned long long)((ppb) / 1000), (unsigned long long)((ppb) % 1000)
+
+static int cmd_clock(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		cprintf("error: clock takes no arguments\n");
+		return 1;
+	}
+	cprintf("tsc: freq_hz=%llu ref=%s err_ppm=%llu.%03llu invariant=%s\n",
+		(unsigned long long)tsc.hz, tsc.ref ? tsc.ref : "none", PPM(tsc.err_ppb),
+		tsc.invariant ? "yes" : "no");
+	for (unsigned c = 0; c < cpu_count; c++) {
+		struct percpu *pc = cpus[c];
+		struct clock_conv conv;
+		if (!pc || !pc->online)
+			continue;
+		if (clock_latch_read(&pc->clock, &conv)) {
+			cprintf("clock: cpu=%u unreadable (writer storm)\n", c);
+			continue;
+		}
+		cprintf("clock: cpu=%u mult=%u shift=%u offset_ns=%lld tsc_skew_cycles=%lld "
+			"uncertainty_cycles=%lld trusted=%s\n", c, conv.mult, conv.shift,
+			(long long)conv.offset_ns, (long long)pc->tsc_skew,
+			(long long)pc->tsc_skew_uncert, pc->tsc_trusted ? "yes" : "no");
+	}
+	return 0;
+}
+SHELL_COMMAND(clock, .name = "clock", .usage = "",
+	      .help = "calibration and per-CPU mult/shift/offset/skew", .fn = cmd_clock);
+
+static int cmd_cpus(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		cprintf("error: cpus takes no arguments\n");
+		return 1;
+	}
+	for (unsigned c = 0; c < cpu_count; c++) {
+		struct percpu *pc = cpus[c];
+		if (!pc)
+			continue;
+		cprintf("cpu: cpu=%u apic_id=%u online=%s irqs=%llu nmis=%llu timer_ticks=%llu "
+			"ipis=%llu\n", c, pc->apic_id, pc->online ? "yes" : "no",
+			(unsigned long long)pc->irq_count, (unsigned long long)pc->nmi_count,
+			(unsigned long long)pc->timer_ticks, (unsigned long long)pc->ipi_count);
+	}
+	cprintf("cpus: online=%u lapic=%s timer_hz=%llu\n", cpus_online,
+		lapic_x2apic ? "x2apic" : "xapic", (unsigned long long)lapic_timer_hz);
+	return 0;
+}
+SHELL_COMMAND(cpus, .name = "cpus", .usage = "", .help = "CPUs, APIC ids, interrupt counts",
+	      .fn = cmd_cpus);
+
+static int cmd_ktest(int argc, char **argv)
+{
+	if (argc > 2) {
+		cprintf("error: usage: ktest [name[,name...]]\n");
+		return 1;
+	}
+	return ktest_run(argc == 2 ? argv[1] : "all") ? 0 : 1;
+}
+SHELL_COMMAND(ktest, .name = "ktest", .usage = "[name,...]", .help = "run in-kernel tests (KTAP)",
+	      .fn = cmd_ktest);
+
+static int cmd_poweroff(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		cprintf("error: poweroff takes no arguments\n");
+		return 1;
+	}
+	cprintf("poweroff: bye\n");
+	machine_exit(true);
+}
+SHELL_COMMAND(poweroff, .name = "poweroff", .usage = "", .help = "leave (QEMU exits with success)",
+	      .fn = cmd_poweroff);

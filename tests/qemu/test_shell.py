@@ -1,0 +1,52 @@
+"""The serial shell: every command, errors, editing, long lines, garbage."""
+import random
+import re
+
+
+def test_commands_and_errors(shell):
+    s = shell()
+    out = s.cmd("help")
+    for name in ("help", "clock", "cpus", "ktest", "poweroff"):
+        assert re.search(rf"^  {name} ", out, re.M), out
+    out = s.cmd("clock")
+    assert re.search(r"^tsc: freq_hz=\d+ ref=\w+ err_ppm=\d+\.\d{3} invariant=(yes|no)$", out, re.M), out
+    assert len(re.findall(r"^clock: cpu=\d+ mult=\d+ shift=\d+ offset_ns=-?\d+ .*trusted=(yes|no)$", out, re.M)) == 2
+    out = s.cmd("cpus")
+    assert len(re.findall(r"^cpu: cpu=\d+ apic_id=\d+ online=yes ", out, re.M)) == 2
+    assert re.search(r"^cpus: online=2 lapic=\w+ timer_hz=\d+$", out, re.M)
+    out = s.cmd("ktest smp_call_reaches_every_cpu")
+    assert "KTAP version 1" in out and re.search(r"^ok 1 smp_call_reaches_every_cpu$", out, re.M), out
+    assert s.cmd("nosuch") == "error: unknown command 'nosuch'; 'help' lists the commands\n"
+    assert s.cmd("cpus now") == "error: cpus takes no arguments\n"
+    assert s.cmd("ktest a b") == "error: usage: ktest [name[,name...]]\n"
+    assert s.cmd("a b c d e f g h i") == "error: too many arguments (at most 7)\n"
+    assert s.cmd("") == ""
+    s.send(b"poweroff\r")
+    assert s.close() == 0
+    assert "poweroff: bye" in s.text()
+
+
+def test_editing_long_lines_and_garbage(shell):
+    s = shell()
+    # Backspace and DEL erase; Ctrl-U clears; an arrow key's escape sequence is swallowed.
+    out = s.cmd("cpuz\x7f\x08us")
+    assert "cpus: online=2" in out, out
+    out = s.cmd("garbage\x15\x1b[Acpus")
+    assert "cpus: online=2" in out, out
+    # Ctrl-C drops the line and gives a fresh prompt.
+    s.send(b"poweroff\x03")
+    s.wait_prompt()
+    # A line over the limit is refused as a whole.
+    assert s.cmd("x" * 300) == "error: line too long (at most 127 characters)\n"
+    # Random bytes, Enter included: the shell answers each line and survives.
+    rng = random.Random(1234)
+    s.send(bytes(rng.randrange(256) for _ in range(4000)))
+    s.send(b"\x03\rhelp\r")
+    t0 = len(s.text())
+    import time
+    deadline = time.time() + 60
+    while time.time() < deadline and "poweroff" not in s.text()[t0:]:
+        time.sleep(0.1)
+    assert re.search(r"^  poweroff ", s.text()[t0:], re.M), s.text()[-2000:]
+    s.send(b"poweroff\r")
+    assert s.close() == 0
