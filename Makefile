@@ -20,6 +20,7 @@ HOSTCC  ?= gcc
 QEMU    ?= qemu-system-x86_64
 PYTHON  ?= /usr/bin/python3
 CPUS    ?= 4
+CMDLINE ?= run=shell
 CFLAGS  ?= -O2 -g
 
 BUILD := build
@@ -107,7 +108,7 @@ $(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
 
 run: deps
 	@$(MAKE) kernel
-	./run-qemu.sh --smp $(CPUS) --machine q35
+	./run-qemu.sh --smp $(CPUS) --machine q35 --cmdline "$(CMDLINE)"
 
 # ---- tests ------------------------------------------------------------------
 HOST_TESTS :=
@@ -157,7 +158,7 @@ deps:
 help:
 	@echo "make            build build/kernel.elf"
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
-	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS)"
+	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
 	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
 
 clean:
