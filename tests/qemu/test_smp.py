@@ -12,29 +12,38 @@ def smp_lines(r):
     return out
 
 
-def check_all_up(r, n):
+def check_all_up(r, n, strict):
+    """All n CPUs online and measured. strict: every skew must be bounded
+    (icount, where the emulator is deterministic). Otherwise a CPU whose
+    vCPU thread could not run alongside the boot CPU's on a loaded host may
+    be untrusted, but then it must say so loudly and stay out of the
+    ordering test."""
     assert r.rc == 0, r.out
     online = r.fields(r"^smp: online=")
     assert int(online["online"]) == n and int(online["present"]) == n, online
     cpus = smp_lines(r)
     assert sorted(cpus) == list(range(n))
     assert len({c["apic_id"] for c in cpus.values()}) == n
-    for c in cpus.values():
+    untrusted = {int(m) for m in re.findall(r"^smp: cpu=(\d+) WARNING: ", "\n".join(r.lines), re.M)}
+    if strict:
+        assert not untrusted, r.out
+    assert len(untrusted) <= n - 2, r.out   # the ordering test must still have a pair
+    for cpu, c in cpus.items():
         assert c["warps"] == 0
         assert c["uncertainty_cycles"] >= 0
         # The measured skew lies within its own bound of the truth, which
         # under QEMU is 0 (every vCPU reads the same host TSC).
         assert abs(c["tsc_skew_cycles"]) <= c["uncertainty_cycles"] + 1, c
-    assert not r.has(r"^smp: .*WARNING"), r.out
     clocks = {int(f["cpu"]): f for f in
               (dict(re.findall(r"(\w+)=(-?\d+)", l)) for l in r.all(r"^clock: cpu=\d+ "))}
     assert sorted(clocks) == list(range(n))
     results = r.ktap()
     assert all(results.values()), r.out
     order = r.fields(r"^ktest: cross_cpu_order ")
-    assert int(order["pairs"]) == n * (n - 1)
+    trusted = n - len(untrusted)
+    assert int(order["pairs"]) == trusted * (trusted - 1)
+    assert int(order["untrusted_pairs"]) == n * (n - 1) - trusted * (trusted - 1)
     assert int(order["violations"]) == 0
-    assert int(order["untrusted_pairs"]) == 0
     return cpus
 
 
@@ -42,14 +51,14 @@ def check_all_up(r, n):
                          ids=["smp2-q35-uefi", "smp4-pc", "smp8-q35"])
 def test_all_cpus_up_tcg(qemu, smp, machine, uefi):
     r = qemu("run=ktest exit", smp=smp, machine=machine, uefi=uefi, timeout=180)
-    check_all_up(r, smp)
+    check_all_up(r, smp, strict=False)
     bringup = int(r.fields(r"^smp: online=")["bringup_ms"])
     assert bringup > 0
 
 
 def test_all_cpus_up_icount(qemu):
     r = qemu("run=ktest exit", smp=8, machine="q35", icount=True, timeout=400)
-    cpus = check_all_up(r, 8)
+    cpus = check_all_up(r, 8, strict=True)
     # icount: one clock for everyone; the bound is tight (tens of cycles).
     for c in cpus.values():
         assert c["uncertainty_cycles"] < 1000, c
