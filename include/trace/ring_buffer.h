@@ -1,0 +1,525 @@
+/*
+ * Per-CPU lockless trace ring buffer: API, per-CPU structure, fast paths.
+ *
+ * CONTRACT
+ *   Writers: only contexts of the owning CPU write its buffer.  They nest
+ *   like a stack: a task writer may be interrupted by an IRQ writer, which
+ *   may be interrupted by an NMI writer; each inner writer finishes before
+ *   the one it interrupted resumes.  Writers never wait and never take locks:
+ *   when they cannot proceed they drop the event and count it.
+ *   Reader: any one CPU at a time (a try-lock refuses a second reader).  It
+ *   takes whole pages out of the ring while writers keep going, and gives
+ *   each page back as its spare on its next take.  A reader may run on the
+ *   owning CPU and be interrupted by writers there.
+ *   Control (record on/off, stop, stats): any CPU, any time.
+ *   The page the writers are on is not readable; ring_buffer_flush() on the
+ *   owning CPU ends it early.
+ *
+ * GLOSSARY
+ *   N          ring pages of one CPU (nr_slots); N + 1 pages exist, the extra
+ *              one being the reader's page.
+ *   position   a page's place in the CPU's stream, counting up from N; the
+ *              page at position p lives in slot p % N.  Header pos = p - N.
+ *   tail       the page writers reserve space on (tail_pos).
+ *   commit     commit_pos: every page before it is complete and final.
+ *   read       read_pos: the next position the reader wants.
+ *   gen        the low 32 bits of a position; tags the write word.
+ *   write word {gen:32 | offset:32} of the tail page, moved by a local xadd.
+ *   record     rec bytes reserved by one xadd: data, or extend/abs + data.
+ *   crosser    the one writer whose xadd starts inside the page but ends past
+ *              its capacity; it pads the page end and sets the page commit.
+ *   switch     moving the tail to the next position (rb_switch_page).
+ *   publish    the outermost writer finalising pages and moving commit_pos.
+ *   void       an interrupted reservation turned into padding and retried.
+ *
+ * LAYOUT (one CPU, N = 4)
+ *
+ *     slot:     0            1            2            3
+ *             +------------+------------+------------+------------+
+ *   slots[]   | 8 . pg 2   | 5 c pg 4   | 6 . pg 1   | 7 . pg 0   |
+ *             +------------+------------+------------+------------+
+ *               tail_pos 8                read_pos 6                commit_pos 8
+ *   reader_page: pg 3, holding position 5 (the last page the reader took)
+ *
+ *   slot word: | pos (47 bits) | consumed (1) | page id (16) |
+ *
+ *   Key: "8 . pg 2" = page 2 holds position 8, not consumed; "c" = consumed:
+ *   the reader took position 5 and left its previous page (pg 4) in the
+ *   slot as a spare the writer may reuse freely.  Positions 6 and 7 are
+ *   complete and readable (before commit_pos); 8 is being written.
+
+ *   tail page:  | header | committed | reserved, in progress |  free  |
+ *                        ^0                        write.offset ^     ^ cap
+ *
+ * INVARIANTS
+ *   I1  The write word changes on every reservation attempt (+rec, rec >= 4)
+ *       and on every switch (gen + 1, offset 0); offsets only grow within a
+ *       gen.  So a writer that finds the word unchanged between two points
+ *       knows no reservation and no switch happened on its CPU in between.
+ *   I2  A reservation owns [offset, offset + rec) on the page of its gen.  It
+ *       succeeded iff the word was unchanged since the writer's stamp and
+ *       offset + rec <= cap.  The unique xadd with offset <= cap <
+ *       offset + rec is the page's crosser; only it writes the page's commit.
+ *   I3  commit_pos <= tail_pos.  Pages before commit_pos are complete: no
+ *       writer holds space in them and their headers are final.
+ *   I4  Slot i holds {pos, consumed, id} with pos % N == i and
+ *       tail_pos - N < pos <= tail_pos.  The N slot ids plus reader_page are
+ *       the N + 1 page ids, each exactly once.
+ *   I5  The writer reuses the slot of position q - N for position q only if it
+ *       was consumed, or in overwrite mode if q - N < commit_pos (the page is
+ *       complete; its events become overrun).  Otherwise it drops the event:
+ *       "commit overrun" if q - N >= commit_pos (that page may still hold a
+ *       writer's space), else "full" (discard mode).
+ *   I6  The reader takes position h only when h < commit_pos and the slot
+ *       still reads {h, not consumed}; its CAS makes the page its own.  The
+ *       writer never touches that page again until the reader hands it back.
+ *   I7  nest bit 3 - L is set while a level-L writer is between reserve and
+ *       commit, bit 4 while a publish runs.  Every context restores the bits
+ *       it set before it returns, so plain loads and stores are enough.  A
+ *       writer may only start if no writer of its level or above is active,
+ *       so the innermost writer holds the lowest bit set.
+ *   I8  Only a context that leaves nest == 0 publishes, with bit 4 held, so
+ *       publishes never nest; commit_pos is stored with release.  Every
+ *       switch sets unpublished after moving the tail; a publish clears it
+ *       before it reads the tail, so no switch goes unpublished.
+ *   I9  At most one context per CPU is inside a switch (switching flag); a
+ *       nested writer that needs a switch meanwhile drops its event (busy).
+ *   I10 Stamps never decrease in buffer order; every stamp on a page is at
+ *       least the page base and at most the next page's base.  (Proof in the
+ *       design notes; rests on I1 and I2.)
+ *
+ * INTERLEAVING POINTS of a reservation, referred to as /x/ below:
+ *   A load the write word   B read the clock   C xadd   D check the word
+ *   E fill the header       F release the nest bit      G publish check
+ * An interrupt between A and C makes D fail: the space is voided, and the
+ * writer retries with a new stamp.  Between C and E it writes after us and
+ * stamps later.  Between F and G it is itself outermost and publishes.
+ */
+#ifndef TRACE_RING_BUFFER_H
+#define TRACE_RING_BUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <arch/trace_arch.h>
+#include <baretrace/compiler.h>
+#include <trace/ring_format.h>
+
+/* Build option: reserve with a local cmpxchg loop instead of an xadd. */
+#ifndef CONFIG_TRACE_RESERVE_CMPXCHG
+#define CONFIG_TRACE_RESERVE_CMPXCHG	0
+#endif
+
+#define RB_NEST_MAX		4u	/* context levels, hence nesting depth */
+/*
+ * nest bits (I7): a writer at level L holds bit RB_NEST_MAX - 1 - L, so the
+ * innermost writer (highest level) always holds the lowest bit set; the
+ * bit above all of them marks a publish in progress.
+ */
+#define RB_NEST_WRITERS		((1u << RB_NEST_MAX) - 1)
+#define RB_NEST_PUBLISH		(1u << RB_NEST_MAX)
+#define RB_MAX_PAGES		65535u	/* ring pages per CPU (16-bit page ids) */
+
+enum rb_mode {
+	RB_MODE_OVERWRITE = 0,	/* flight recorder: the oldest page goes */
+	RB_MODE_DISCARD = 1,	/* producer/consumer: new events are dropped */
+};
+
+/* Per-CPU state; zeroed memory reads as RB_STATE_NONE and is refused. */
+enum {
+	RB_STATE_NONE = 0,	/* not initialised: refused and counted */
+	RB_STATE_OFF = 1,	/* recording off: refused cheaply, not counted */
+	RB_STATE_RECORDING = 2,
+	RB_STATE_STOPPED = 3,	/* integrity stop: refused and counted */
+};
+
+/* Error codes, returned negated. */
+enum {
+	RB_OK = 0,
+	RB_EINVAL = 1,		/* bad size or argument; counted in rejected */
+	RB_EOFF = 2,		/* recording is off */
+	RB_ENOBUF = 3,		/* no buffer (not initialised); counted */
+	RB_ESTOPPED = 4,	/* integrity stop; counted */
+	RB_ERECURSION = 5,	/* level already active or invalid; counted */
+	RB_EFULL = 6,		/* no room: event dropped; counted in dropped */
+	RB_EBUSY = 7,		/* another reader is active; flush: a switch is */
+	RB_EAGAIN = 8,		/* the writer outran the reader; try again */
+};
+
+/*
+ * One CPU's buffer.  The first cache line is the writer's hot path; the
+ * shared and reader parts sit on their own lines so a polling reader does
+ * not steal the writer's line.
+ */
+struct rb_cpu_buffer {
+	/* -- writer hot line: this CPU's contexts (state: any CPU) -- */
+	uint64_t write;		/* tail page {gen:32 | offset:32} (I1) */
+	uint64_t tail_base;	/* base stamp of the tail page */
+	uint8_t *tail_page;	/* the tail page */
+	uint32_t state;		/* RB_STATE_*, checked first by every writer */
+	uint32_t nest;		/* active writer levels and publish bit (I7) */
+	uint32_t cap;		/* record bytes per page */
+	uint32_t unpublished;	/* the tail moved since the last publish (I8) */
+	uint32_t switching;	/* a context of this CPU is switching (I9) */
+	uint32_t mode;		/* enum rb_mode */
+
+	/* -- writer slow path: this CPU; stats read it -- */
+	uint64_t tail_pos __aligned(CACHELINE_SIZE); /* position of the tail page */
+	uint64_t fin_seq;	/* events on finalised pages */
+	uint64_t fin_bytes;	/* record bytes on finalised pages */
+	uint64_t tail_dropped;	/* dropped count when the tail page started */
+	uint64_t prev_dropped;	/* ... when the page before the tail started */
+	uint64_t overrun;	/* events lost to overwrite */
+	uint64_t *slots;	/* N slot words (I4) */
+	uint8_t **pages;	/* N + 1 page addresses, by page id */
+	uint32_t tail_slot;	/* tail_pos % N */
+	uint32_t nr_slots;	/* N */
+	uint32_t page_size;	/* bytes per page */
+	uint32_t cpu;		/* owning CPU, stored in page headers */
+
+	/* -- shared: the writer publishes, the reader acquires -- */
+	uint64_t commit_pos __aligned(CACHELINE_SIZE); /* (I3) */
+	const char *stop_reason;	/* why recording stopped, or NULL */
+
+	/* -- counters any context may bump (atomic, slow paths only) -- */
+	uint64_t dropped __aligned(CACHELINE_SIZE); /* events dropped, all causes */
+	uint64_t commit_overrun;	/* ... because the tail met uncommitted data */
+	uint64_t busy;			/* ... because a switch was in progress */
+	uint64_t rejected;		/* reserves with a bad size */
+	uint64_t refused;		/* calls refused: no buffer, stopped, nesting */
+	uint64_t recursion;		/* ... of which recursion or nesting limit */
+	uint64_t voided;		/* reservations voided by an interrupt */
+	uint64_t clock_backwards;	/* stamps below the page base, clamped */
+	uint64_t claim_raced;		/* slot claims that lost to the reader */
+
+	/* -- reader: the one reader holding reader_busy -- */
+	uint32_t reader_busy __aligned(CACHELINE_SIZE); /* try-lock */
+	uint32_t reader_page;	/* id of the page outside the ring */
+	uint64_t read_pos;	/* next position to take */
+	uint64_t rd_seq;	/* seq expected of the next page */
+	uint64_t rd_dropped;	/* dropped count seen on the previous page */
+	uint64_t read;		/* events on pages taken */
+	uint64_t read_bytes;	/* record bytes on pages taken */
+	uint64_t lost;		/* events reported lost to the reader */
+	uint64_t pages_read;	/* pages taken */
+	uint64_t read_raced;	/* takes that lost to the writer's claim */
+};
+
+/* Configuration of one CPU's buffer. */
+struct rb_cpu_config {
+	uint32_t cpu;		/* owning CPU id (< 65536) */
+	uint32_t nr_pages;	/* ring pages N, 2 .. RB_MAX_PAGES */
+	uint32_t page_size;	/* power of two, RB_PAGE_SIZE_MIN .. _MAX */
+	uint32_t mode;		/* enum rb_mode */
+	bool start_off;		/* start with recording off */
+};
+
+/* Counters of one CPU; exact once the CPU's writers are quiescent. */
+struct rb_stats {
+	uint64_t written;	/* events writers tried to record: entries + dropped */
+	uint64_t entries;	/* events stored */
+	uint64_t overrun;	/* stored events overwritten before being read */
+	uint64_t dropped;	/* events not stored for lack of room */
+	uint64_t commit_overrun; /* ... of dropped: the tail met uncommitted data */
+	uint64_t busy;		/* ... of dropped: nested during a page switch */
+	uint64_t read;		/* events on pages the reader took */
+	uint64_t in_buffer;	/* stored, not read, not overwritten */
+	uint64_t bytes;		/* record bytes on completed pages */
+	uint64_t read_bytes;	/* record bytes on pages the reader took */
+	uint64_t lost;		/* events reported lost to the reader, page by page */
+	uint64_t pages_read;	/* pages the reader took */
+	uint64_t rejected;	/* reserves with a bad size */
+	uint64_t refused;	/* calls refused: no buffer, stopped, nesting */
+	uint64_t recursion;	/* ... of refused: recursion or nesting limit */
+	uint64_t voided;	/* reservations voided by an interrupt and retried */
+	uint64_t clock_backwards; /* stamps clamped to the page base */
+	uint64_t claim_raced;	/* writer's slot claims that lost to the reader */
+	uint64_t read_raced;	/* reader's takes that lost to the writer */
+	uint32_t state;		/* RB_STATE_* */
+	const char *stop_reason; /* why recording stopped, or NULL */
+};
+
+/* A page handed to the reader. */
+struct rb_read {
+	const void *page;	/* the page; valid until the next take on this CPU */
+	uint32_t page_size;	/* its size */
+	uint32_t entries;	/* data events on it */
+	uint64_t pos;		/* its sequence number on this CPU */
+	uint64_t lost_overrun;	/* events overwritten since the previous take */
+	uint64_t lost_dropped;	/* events dropped since the previous take */
+};
+
+/* All CPUs' buffers, as the kernel wires them. */
+struct ring_buffer {
+	uint32_t nr_cpus;			/* entries in cpus */
+	struct rb_cpu_buffer *const *cpus;	/* per-CPU buffers, NULL if absent */
+};
+
+/* ---- setup and control (any CPU unless noted) ---- */
+
+/* Bytes a struct rb_cpu_buffer with nr_pages ring pages needs. */
+size_t ring_buffer_cpu_size(uint32_t nr_pages);
+
+/*
+ * Initialise cb (cb_size bytes, from ring_buffer_cpu_size()) over
+ * cfg->nr_pages + 1 pages of cfg->page_size bytes each, 8-byte aligned,
+ * handed in by the caller and owned by the buffer until the caller stops
+ * using it.  No writer or reader may use cb during the call.  Returns 0 or
+ * -RB_EINVAL.
+ */
+int ring_buffer_cpu_init(struct rb_cpu_buffer *cb, size_t cb_size,
+			 const struct rb_cpu_config *cfg, void *const pages[]);
+
+/*
+ * The buffer of cpu; never NULL.  Without one (rb NULL, cpu out of range or
+ * not set up) it returns a shared placeholder that refuses and counts every
+ * call, so callers need no checks of their own.
+ */
+struct rb_cpu_buffer *ring_buffer_cpu(const struct ring_buffer *rb, uint32_t cpu);
+
+/* Turn recording on or off; no effect on a stopped or absent buffer. */
+void ring_buffer_record_on(struct rb_cpu_buffer *cb);
+void ring_buffer_record_off(struct rb_cpu_buffer *cb);
+
+/* Stop recording on cb for good and report why (an integrity stop). */
+void ring_buffer_stop(struct rb_cpu_buffer *cb, const char *why);
+
+/* Any CPU, any time; exact once the CPU's writers are quiescent. */
+void ring_buffer_stats(const struct rb_cpu_buffer *cb, struct rb_stats *st);
+
+/* ---- writer (owning CPU only) ---- */
+
+/*
+ * End the tail page early so the reader can take it: owning CPU, any
+ * context, also while recording is off.  Afterwards every event stored and
+ * every drop counted before the call is on a readable page, once the
+ * outermost writer on this CPU has committed (at once if the caller is not
+ * inside a reservation).  Does nothing if that already holds.  Returns 0;
+ * -RB_EFULL when no page is free (discard mode, or the ring full of
+ * uncommitted data): read, then flush again; -RB_EBUSY from an interrupt
+ * that landed inside a page switch; -RB_EAGAIN if interrupts kept
+ * switching; or a refusal (-RB_ENOBUF, -RB_ESTOPPED, -RB_ERECURSION).
+ */
+int ring_buffer_flush(struct rb_cpu_buffer *cb);
+
+/* ---- reader (one at a time, any CPU) ---- */
+
+/*
+ * Take the oldest complete page of cb.  Returns 1 and fills *rd, 0 when no
+ * complete page is waiting, or a negative error.  The previous page taken
+ * goes back into the ring: the caller must be done with it.  The page's
+ * lost field counts the events lost between the previous page taken and
+ * this one: stored but overwritten, or dropped after the previous page
+ * started and before this one did.
+ */
+int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd);
+
+/* ---- slow paths of the inline functions below; not for callers ---- */
+
+#define RB_SLOW_AFTER_XADD	1u	/* the caller's xadd returned w, not w0 */
+#define RB_SLOW_CMPXCHG		2u	/* reserve with cmpxchg */
+
+/* A reservation's outcome, returned in two registers. */
+struct rb_reservation {
+	void *data;		/* payload, or NULL */
+	int err;		/* 0 or a negated RB_E* code */
+};
+
+struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
+				      unsigned how, uint64_t w, uint64_t w0);
+struct rb_reservation rb_refuse(struct rb_cpu_buffer *cb, uint32_t state);
+struct rb_reservation rb_reject_size(struct rb_cpu_buffer *cb);
+struct rb_reservation rb_refuse_nesting(struct rb_cpu_buffer *cb);
+void rb_commit_unbalanced(struct rb_cpu_buffer *cb);
+void rb_publish(struct rb_cpu_buffer *cb);
+
+/* The nest bit of a writer at level (< RB_NEST_MAX). */
+static inline uint32_t rb_nest_bit(unsigned level)
+{
+	return (1u << (RB_NEST_MAX - 1)) >> level;
+}
+
+/* Slot word (I4): | pos (47 bits) | consumed (1) | page id (16) |. */
+#define RB_SLOT_ID_MASK		0xffffull
+#define RB_SLOT_CONSUMED	(1ull << 16)
+#define RB_SLOT_POS_SHIFT	17
+
+static inline uint64_t rb_slot_make(uint64_t pos, bool consumed, uint32_t id)
+{
+	return pos << RB_SLOT_POS_SHIFT | (consumed ? RB_SLOT_CONSUMED : 0) | id;
+}
+
+static inline uint64_t rb_slot_pos(uint64_t s)
+{
+	return s >> RB_SLOT_POS_SHIFT;
+}
+
+static inline bool rb_slot_consumed(uint64_t s)
+{
+	return (s & RB_SLOT_CONSUMED) != 0;
+}
+
+static inline uint32_t rb_slot_id(uint64_t s)
+{
+	return (uint32_t)(s & RB_SLOT_ID_MASK);
+}
+
+static inline uint32_t rb_gen(uint64_t w)
+{
+	return (uint32_t)(w >> 32);
+}
+
+static inline uint32_t rb_off(uint64_t w)
+{
+	return (uint32_t)w;
+}
+
+/* nest is shared with interrupts on this CPU only: relaxed is enough (I7). */
+static __always_inline uint32_t rb_nest_load(const struct rb_cpu_buffer *cb)
+{
+	return __atomic_load_n(&cb->nest, __ATOMIC_RELAXED);
+}
+
+static __always_inline void rb_nest_store(struct rb_cpu_buffer *cb, uint32_t v)
+{
+	__atomic_store_n(&cb->nest, v, __ATOMIC_RELAXED);
+}
+
+/*
+ * The reservation fast path: recording on, size valid, level free, delta
+ * fits 27 bits, no interrupt in the window and room on the tail page.
+ * Everything else goes to rb_reserve_slow(), which owns the same nest bit.
+ */
+static __always_inline struct rb_reservation
+rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
+{
+	const unsigned how = use_cmpxchg ? RB_SLOW_CMPXCHG : 0;
+	uint32_t state, nest, level, bit, rec;
+	uint64_t w0, w, base, delta;
+	uint8_t *page, *rp, *data;
+
+	state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
+	if (unlikely(state != RB_STATE_RECORDING))
+		return rb_refuse(cb, state);
+	if (unlikely(len - 1u >= RB_MAX_PAYLOAD))
+		return rb_reject_size(cb);
+
+	/* Recursion guard: no active writer at our level or above (I7). */
+	level = arch_trace_level();
+	if (unlikely(level >= RB_NEST_MAX))
+		return rb_refuse_nesting(cb);
+	bit = rb_nest_bit(level);
+	nest = rb_nest_load(cb);
+	if (unlikely(nest & (2 * bit - 1)))
+		return rb_refuse_nesting(cb);
+	rb_nest_store(cb, nest | bit);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+
+	rec = rb_data_record_size(len);
+	/*A*/ w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
+	base = __atomic_load_n(&cb->tail_base, __ATOMIC_RELAXED);
+	page = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
+	/*B*/ delta = arch_read_cycles() - base;
+	if (unlikely(delta >= RB_DELTA_LIMIT))
+		return rb_reserve_slow(cb, len, how, 0, 0);
+
+	if (use_cmpxchg) {
+		if (unlikely(rb_off(w0) + rec > cb->cap))
+			return rb_reserve_slow(cb, len, how, 0, 0);
+		/*C*/ w = arch_local_cmpxchg(&cb->write, w0, w0 + rec);
+		if (unlikely(w != w0))
+			return rb_reserve_slow(cb, len, how, 0, 0);
+	} else {
+		/*C*/ w = arch_local_xadd(&cb->write, rec);
+		/*D*/ if (unlikely(w != w0 || rb_off(w) + rec > cb->cap))
+			return rb_reserve_slow(cb, len, how | RB_SLOW_AFTER_XADD, w, w0);
+	}
+
+	/*
+	 * D held: nothing reserved or switched since A, so page and base were
+	 * the tail's and the stamp is ordered (I1, I10).  The space is ours.
+	 */
+	rp = page + RB_PAGE_HEADER_SIZE + rb_off(w);
+	/*E*/ data = rb_put_data(rp, len, delta);
+	arch_local_add32(&((struct rb_page_header *)page)->entries, 1);
+	return (struct rb_reservation){ data, 0 };
+}
+
+/*
+ * Reserve len payload bytes (1 .. RB_MAX_PAYLOAD; rounded up to 4) on the
+ * calling CPU's buffer cb and stamp the event.  On success *data points at
+ * the payload (4-byte aligned) and the caller must fill it and call
+ * ring_buffer_commit(cb) from the same context, with no other reserve of
+ * that context in between.  On failure nothing is reserved, no commit is
+ * due, and the result is -RB_EOFF, -RB_EINVAL, -RB_ENOBUF, -RB_ESTOPPED,
+ * -RB_ERECURSION or -RB_EFULL.
+ */
+static __always_inline int ring_buffer_reserve(struct rb_cpu_buffer *cb,
+					       uint32_t len, void **data)
+{
+	struct rb_reservation r = rb_reserve(cb, len, CONFIG_TRACE_RESERVE_CMPXCHG);
+
+	*data = r.data;
+	return r.err;
+}
+
+/* The two reservation methods by name, for tests and benchmarks. */
+static __always_inline int ring_buffer_reserve_xadd(struct rb_cpu_buffer *cb,
+						    uint32_t len, void **data)
+{
+	struct rb_reservation r = rb_reserve(cb, len, false);
+
+	*data = r.data;
+	return r.err;
+}
+
+static __always_inline int ring_buffer_reserve_cmpxchg(struct rb_cpu_buffer *cb,
+						       uint32_t len, void **data)
+{
+	struct rb_reservation r = rb_reserve(cb, len, true);
+
+	*data = r.data;
+	return r.err;
+}
+
+/*
+ * Finish the innermost reservation on cb.  The outermost writer publishes
+ * the pages its nest completed; nested ones leave that to it (I8).
+ */
+static __always_inline void ring_buffer_commit(struct rb_cpu_buffer *cb)
+{
+	uint32_t nest = rb_nest_load(cb);
+
+	if (unlikely(!(nest & RB_NEST_WRITERS))) {
+		rb_commit_unbalanced(cb);
+		return;
+	}
+	/* The innermost writer holds the lowest bit set (I7). */
+	nest &= nest - 1;
+	/* Payload stores stay before the release of the bit: an interrupt
+	 * after /F/ is outermost and may publish our page. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*F*/ rb_nest_store(cb, nest);
+	if (nest != 0)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*G*/ if (unlikely(__atomic_load_n(&cb->unpublished, __ATOMIC_RELAXED)))
+		rb_publish(cb);
+}
+
+/* Reserve, copy len bytes from src, commit. */
+static inline int ring_buffer_write(struct rb_cpu_buffer *cb, const void *src,
+				    uint32_t len)
+{
+	void *data;
+	int ret = ring_buffer_reserve(cb, len, &data);
+
+	if (ret == 0) {
+		__builtin_memcpy(data, src, len);
+		ring_buffer_commit(cb);
+	}
+	return ret;
+}
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * Architecture hooks of the trace ring buffer: the host shim.
+ *
+ * The generic ring buffer includes <arch/trace_arch.h> and needs exactly the
+ * six hooks below.  The kernel provides its own header to the same contract;
+ * this one stands in for it in host tests, where a "CPU" is a thread and an
+ * "interrupt" is a signal delivered to that thread.
+ *
+ * Hook contract (every hook may be called in any context, including NMI, and
+ * must not call back into the ring buffer):
+ *
+ *   uint64_t arch_read_cycles(void)
+ *	The raw trace clock of the calling CPU (TSC cycles in the kernel).
+ *	Successive reads on one CPU must never decrease *in program order*,
+ *	including across interrupt entry and exit.  If the CPU may execute the
+ *	read ahead of earlier instructions, the hook must order it (lfence;
+ *	rdtsc or rdtscp).  No conversion: readers normalise.
+ *
+ *   uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+ *	*p += v, returning the old value, as ONE instruction that cannot be
+ *	split by an interrupt on this CPU.  Only this CPU ever writes *p, so no
+ *	bus lock is needed: on x86, xadd without the LOCK prefix.
+ *
+ *   uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+ *	If *p == old then *p = new; returns the previous *p.  Atomic against
+ *	interrupts on this CPU only: on x86, cmpxchg without LOCK.
+ *
+ *   void arch_local_add32(uint32_t *p, uint32_t v)
+ *	*p += v as one interrupt-atomic instruction (x86: addl without LOCK).
+ *
+ *   unsigned arch_trace_level(void)
+ *	The context the caller runs in, 0 .. RB_NEST_MAX - 1, such that a
+ *	context can only be interrupted by one of a strictly higher level:
+ *	0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI.  The ring buffer
+ *	uses it for its recursion guard; a wrong answer is refused, not trusted.
+ *
+ *   void arch_trace_warn(unsigned cpu, const char *why)
+ *	Report that recording on cpu was stopped because an invariant broke.
+ *	Called at most once per stop, possibly from NMI: it may only record or
+ *	print through a path that is safe there.  It must return.
+ *
+ * Host implementation notes:
+ *   - Clock: CLOCK_MONOTONIC in ns (monotonic across the host CPUs a thread
+ *     migrates between, unlike a raw TSC on some hosts), plus a per-thread
+ *     skew the stress test only ever increases to force extends and
+ *     absolute stamps.  Unit tests may switch to a fake clock.  Freestanding
+ *     builds (the kernel compile check) read the TSC instead.
+ *   - xadd/cmpxchg/add: inline assembly WITHOUT lock, exactly as the kernel.
+ *     ThreadSanitizer cannot see inside asm, so under -fsanitize=thread the
+ *     same hooks are __atomic builtins with relaxed order: TSan then sees
+ *     every access to these words.  The choice is sound because the words
+ *     are only ever touched by their own thread and its signal handlers;
+ *     the reader thread never reads them before a release/acquire pair.
+ *   - Level: a thread-local the test's signal handlers raise and restore.
+ *   - Test injection (host only, never in the kernel): host_hook_clock runs
+ *     at the end of arch_read_cycles (after the value is taken) and
+ *     host_hook_xadd right after the xadd, to place an "interrupt" at
+ *     exactly those points.
+ */
+#ifndef ARCH_TRACE_ARCH_H
+#define ARCH_TRACE_ARCH_H
+
+#include <stdint.h>
+
+#if __STDC_HOSTED__
+#include <time.h>
+#include <unistd.h>
+#endif
+
+/* Host state, defined once by a test file with TRACE_ARCH_HOST_DEFINE. */
+extern __thread unsigned host_trace_level;	/* context level of this thread */
+extern __thread uint64_t host_clock_skew;	/* added to the clock; only grows */
+extern int host_fake_clock_on;			/* unit tests: use host_fake_now */
+extern uint64_t host_fake_now;			/* fake clock value */
+extern uint64_t host_fake_step;			/* added to host_fake_now per read */
+extern void (*host_hook_clock)(void);		/* injected after a clock read */
+extern void (*host_hook_xadd)(void);		/* injected after a local xadd */
+extern const char *host_warn_last;		/* last integrity-stop reason */
+extern unsigned host_warn_count;		/* integrity stops reported */
+extern int host_warn_quiet;			/* do not print reasons */
+
+#ifdef TRACE_ARCH_HOST_DEFINE
+__thread unsigned host_trace_level;
+__thread uint64_t host_clock_skew;
+int host_fake_clock_on;
+uint64_t host_fake_now;
+uint64_t host_fake_step;
+void (*host_hook_clock)(void);
+void (*host_hook_xadd)(void);
+const char *host_warn_last;
+unsigned host_warn_count;
+int host_warn_quiet;
+#endif
+
+/*
+ * HOST_TRACE_NO_HOOKS compiles the injection points and the fake clock out,
+ * leaving what the kernel's hooks do: used to count fast-path instructions.
+ */
+#ifdef HOST_TRACE_NO_HOOKS
+#define host_run_hook(hook)	do { } while (0)
+#else
+static inline void host_run_hook(void (**hook)(void))
+{
+	void (*fn)(void) = *hook;
+
+	if (fn)
+		fn();
+}
+#endif
+
+static inline uint64_t host_clock_now(void)
+{
+#if __STDC_HOSTED__
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+	       __atomic_load_n(&host_clock_skew, __ATOMIC_RELAXED);
+#else
+	return __builtin_ia32_rdtsc();
+#endif
+}
+
+static inline uint64_t arch_read_cycles(void)
+{
+	uint64_t now;
+
+#ifndef HOST_TRACE_NO_HOOKS
+	if (host_fake_clock_on) {
+		now = host_fake_now;
+		host_fake_now += host_fake_step;
+	} else
+#endif
+		now = host_clock_now();
+	/* An "interrupt" here lands after the stamp was taken. */
+	host_run_hook(&host_hook_clock);
+	return now;
+}
+
+#ifdef __SANITIZE_THREAD__
+static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+{
+	uint64_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+
+	host_run_hook(&host_hook_xadd);
+	return old;
+}
+
+static inline uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	__atomic_compare_exchange_n(p, &old, new, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	return old;
+}
+
+static inline void arch_local_add32(uint32_t *p, uint32_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+#else
+static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+{
+	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
+	host_run_hook(&host_hook_xadd);
+	return v;
+}
+
+static inline uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+{
+	__asm__ __volatile__("cmpxchgq %2, %1"
+			     : "+a"(old), "+m"(*p)
+			     : "r"(new)
+			     : "memory", "cc");
+	return old;
+}
+
+static inline void arch_local_add32(uint32_t *p, uint32_t v)
+{
+	__asm__ __volatile__("addl %1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
+}
+#endif
+
+static inline unsigned arch_trace_level(void)
+{
+	return host_trace_level;
+}
+
+static inline void arch_trace_warn(unsigned cpu, const char *why)
+{
+	host_warn_last = why;
+	host_warn_count++;
+#if __STDC_HOSTED__
+	if (!host_warn_quiet) {
+		static const char pfx[] = "ring buffer stopped: ";
+		char c = (char)('0' + cpu % 10u);
+		const char *e = why;
+
+		while (*e)
+			e++;
+		/* write(2) only: this may run in a signal handler. */
+		if (write(2, pfx, sizeof(pfx) - 1) < 0 || write(2, "cpu ", 4) < 0 ||
+		    write(2, &c, 1) < 0 || write(2, ": ", 2) < 0 ||
+		    write(2, why, (size_t)(e - why)) < 0 || write(2, "\n", 1) < 0)
+			return;
+	}
+#else
+	(void)cpu;
+#endif
+}
+
+#endif
