@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 #include <arch/acpi.h>
+#include <arch/consoles.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
 #include <arch/paging.h>
@@ -57,6 +58,7 @@ void kernel_main(uint32_t mbi_phys)
 	memory_init(&boot_info);			/* page allocator, map all RAM */
 	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
 		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
+	consoles_init();				/* SPCR, PCI, COM, fb; console= */
 	tsc_init();					/* calibrate; printk gets a clock */
 
 	jobs_run();					/* run=..., then exit or idle */
