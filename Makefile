@@ -40,7 +40,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/gdt.c arch/x86/idt.c \
 	arch/x86/pci.c arch/x86/consoles.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
-	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c
+	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/fbcon.c
 TRACE_SRCS := trace/clock.c trace/calib.c
 
 override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
@@ -52,7 +52,13 @@ override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T link
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
-	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS))
+	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS)) \
+	 $(BUILD)/gen/font.o
+
+# The console font comes from a Debian package at build time (not committed);
+# tools/psf2c turns it into C. The QEMU framebuffer test reads the same file.
+FONT ?= /usr/share/consolefonts/Lat15-VGA16.psf.gz
+FONT_PACKAGE := console-setup-linux
 
 .PHONY: all kernel iso run test test-host test-tsan test-qemu deps clean help
 
@@ -61,6 +67,21 @@ kernel: $(BUILD)/kernel.elf
 
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(@D)
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/tools/psf2c: tools/psf2c.c Makefile
+	@mkdir -p $(@D)
+	$(call quiet,HOSTCC,$@)
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror $< -o $@
+$(BUILD)/gen/font.c: $(wildcard $(FONT)) $(BUILD)/tools/psf2c
+	@mkdir -p $(@D)
+	@test -f "$(FONT)" || { echo "font: $(FONT) is missing: it comes with the Debian" \
+		"package $(FONT_PACKAGE) (make deps installs it, or: apt-get install $(FONT_PACKAGE))"; exit 1; }
+	$(call quiet,PSF2C,$@)
+	$(Q)zcat -f "$(FONT)" | $(BUILD)/tools/psf2c "$(notdir $(FONT))" > $@
+	@echo "$(abspath $(FONT))" > $(BUILD)/gen/font-path.txt
+$(BUILD)/gen/font.o: $(BUILD)/gen/font.c Makefile
 	$(call quiet,CC,$@)
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 

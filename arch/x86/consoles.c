@@ -28,11 +28,15 @@
 #include <stdint.h>
 #include <arch/acpi.h>
 #include <arch/consoles.h>
+#include <arch/paging.h>
 #include <arch/pci.h>
 #include <arch/uart.h>
 #include <arch/vga.h>
+#include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/fbcon.h"
+#include "kernel/font.h"
 #include "kernel/kprintf.h"
 #include "kernel/kstring.h"
 
@@ -198,10 +202,39 @@ static void find_serial(void)
 	}
 }
 
+static void find_fb(void)
+{
+	const struct boot_framebuffer *fb = &boot_info.fb;
+	uint64_t end = fb->addr + (uint64_t)fb->pitch * fb->height;
+	const char *why = NULL;
+	struct console *con;
+	unsigned cols, rows;
+
+	if (!boot_info.has_fb || fb->type == BOOT_FB_EGA)
+		return;		/* EGA text is the VGA console's */
+	if (end > paging_mapped_limit() && paging_map_identity(end) < end) {
+		printk("console: fb addr=0x%llx is beyond the identity map; not used\n",
+		       (unsigned long long)fb->addr);
+		return;
+	}
+	con = fbcon_init(fb, &why);
+	if (!con) {
+		printk("console: fb addr=0x%llx mode=%ux%ux%u: %s; not used\n",
+		       (unsigned long long)fb->addr, fb->width, fb->height, fb->bpp, why);
+		return;
+	}
+	fbcon_size(&cols, &rows);
+	printk("console: found=fb addr=0x%llx mode=%ux%ux%u pitch=%u text=%ux%u font=%ux%u\n",
+	       (unsigned long long)fb->addr, fb->width, fb->height, fb->bpp, fb->pitch,
+	       cols, rows, font_console.width, font_console.height);
+	add("fb", con, NULL, false);
+}
+
 static void find_screens(void)
 {
 	struct console *vga = vga_console();
 
+	find_fb();
 	if (vga) {
 		printk("console: found=vga mode=80x25 text\n");
 		add("vga", vga, NULL, true);

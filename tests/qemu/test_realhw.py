@@ -3,9 +3,21 @@ by ACPI SPCR or on a PCI card, no isa-debug-exit, a framebuffer instead of VGA
 text, a PS/2 keyboard for input, RAM above 4 GiB, booting from a USB stick.
 Each test builds such a machine out of QEMU options and checks what the
 kernel printed on the one console it has."""
+import re
+import socket
 import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
+
+from conftest import PREFIX, ROOT, Run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fbrender  # noqa: E402
 
 
 def spcr_table(port, baud_code):
@@ -91,3 +103,113 @@ def test_exit_without_isa_debug_exit(qemu, method, rc, says):
     assert r.has(says), r.out
     if method != "halt":
         assert not r.has(r"^exit: halting")
+
+
+class LiveQemu:
+    """run-qemu.sh in the background with a monitor socket, for tests that
+    act while the guest runs (screendump, sendkey). The serial console is
+    collected by a thread; everything is bounded by timeouts."""
+
+    def __init__(self, tmp_path, cmdline, *, uefi=False, timeout=90, opts=(), extra=()):
+        self.sock_path = str(tmp_path / "monitor.sock")
+        args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--cmdline", cmdline,
+                *(["--uefi"] if uefi else []), *opts,
+                "--", "-monitor", f"unix:{self.sock_path},server,nowait", *extra]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, cwd=ROOT)
+        self.buf = bytearray()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.mon = None
+
+    def _read(self):
+        for chunk in iter(lambda: self.proc.stdout.read1(4096), b""):
+            self.buf += chunk
+
+    def text(self):
+        return bytes(self.buf).replace(b"\r", b"")
+
+    def wait_for(self, pattern, timeout):
+        rx = re.compile(pattern.encode(), re.M)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if rx.search(self.text()):
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise AssertionError(f"no {pattern!r} within {timeout}s\n" +
+                             self.text().decode("utf-8", "replace"))
+
+    def monitor(self, command, timeout=20):
+        """One HMP command; returns what the monitor answered."""
+        if self.mon is None:
+            self.mon = socket.socket(socket.AF_UNIX)
+            self.mon.settimeout(timeout)
+            self.mon.connect(self.sock_path)
+            self._until_prompt()
+        self.mon.sendall(command.encode() + b"\n")
+        return self._until_prompt()
+
+    def _until_prompt(self):
+        got = b""
+        while not got.endswith(b"(qemu) "):
+            part = self.mon.recv(4096)
+            if not part:
+                break
+            got += part
+        return got.decode("utf-8", "replace")
+
+    def finish(self, timeout=60):
+        """Wait for the guest to end by itself; returns (status, Run)."""
+        try:
+            rc = self.proc.wait(timeout)
+        finally:
+            self.close()
+        out = self.text().decode("utf-8", "replace")
+        return rc, Run(rc, out, [PREFIX.sub("", l) for l in out.split("\n")])
+
+    def close(self):
+        if self.mon is not None:
+            self.mon.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.reader.join(5)
+
+
+def test_framebuffer_console_matches_host_rendering(tmp_path):
+    """OVMF and -vga std: GRUB sets the mode the kernel asks for, the kernel
+    draws its log with the PSF font; the screenshot equals the same bytes
+    rendered on the host from the same font file."""
+    q = LiveQemu(tmp_path, "", uefi=True, timeout=90, extra=["-vga", "std"])
+    try:
+        q.wait_for(r"^\[[ 0-9.]+\] run: no jobs given", 60)
+        ppm = tmp_path / "screen.ppm"
+        q.monitor(f"screendump {ppm}")
+        q.monitor("quit")
+    finally:
+        q.close()
+    text = q.text()
+    out = text.decode("utf-8", "replace")
+    fb = dict(re.findall(r"(\w+)=(\S+)", re.search(r"console: found=fb (.*)", out).group(1)))
+    assert fb["mode"] == "1024x768x32" and fb["text"] == "128x48" and fb["font"] == "8x16", fb
+    assert re.search(r"console: using=ttyS0,fb$", out, re.M), out
+
+    # What went to the framebuffer: the log from the kernel's first line on
+    # (the firmware and GRUB wrote to the serial line before it).
+    start = text.index(b"[    0.000000] baretrace ")
+    font = fbrender.Font((ROOT / "build" / "gen" / "font-path.txt").read_text().strip())
+    w, h, shot = fbrender.read_ppm(ppm)
+    assert (w, h) == (1024, 768)
+    want, grid = fbrender.render(font, text[start:], w, h)
+    fbrender.write_png(ROOT / "build" / "fbcon.png", w, h, shot)
+    if shot != want:
+        bad = [(y, x) for y in range(h) for x in range(0, w * 3, 3)
+               if shot[y * w * 3 + x:y * w * 3 + x + 3] != want[y * w * 3 + x:y * w * 3 + x + 3]]
+        y, x = bad[0]
+        r, c = y // font.height, x // 3 // font.width
+        pytest.fail(f"{len(bad)} pixels differ; first at x={x // 3} y={y}, cell row={r} col={c} "
+                    f"expected {chr(grid[r][c])!r}; screenshot in build/fbcon.png")
+    # The screen is not trivially blank: the last log line is on it.
+    assert any(b"run: no jobs given" in bytes(row) for row in grid)
