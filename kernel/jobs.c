@@ -12,7 +12,7 @@
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
 
-static const char *const job_names[] = { "ktest", "fault", NULL };
+static const char *const job_names[] = { "ktest", "fault", "echo", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -38,6 +38,8 @@ static bool run_one(const char *name, size_t len)
 		return ktest_run(NULL);
 	if (len == 5 && !strncmp(name, "fault", 5))
 		return job_fault();
+	if (len == 4 && !strncmp(name, "echo", 4))
+		return job_echo();
 	return false;
 }
 

@@ -30,6 +30,7 @@
 #include <arch/consoles.h>
 #include <arch/paging.h>
 #include <arch/pci.h>
+#include <arch/ps2kbd.h>
 #include <arch/uart.h>
 #include <arch/vga.h>
 #include "kernel/bootinfo.h"
@@ -252,6 +253,17 @@ static void register_found(struct found *f)
 	f->registered = true;
 }
 
+static void find_keyboard(void)
+{
+	const char *desc = NULL;
+	struct console *con = ps2kbd_probe(&desc);
+
+	if (!con)
+		return;
+	printk("console: found=kbd ps2 scancodes=%s\n", desc);
+	add("kbd", con, NULL, false);
+}
+
 static struct found *lookup(const char *name, size_t len)
 {
 	for (unsigned i = 0; i < nfound; i++)
@@ -333,6 +345,7 @@ void consoles_init(void)
 
 	find_serial();
 	find_screens();
+	find_keyboard();
 
 	if (console_opt[0] && !apply_selection(console_opt, err, sizeof(err))) {
 		for (unsigned i = 0; i < nfound; i++) {

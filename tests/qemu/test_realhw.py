@@ -67,7 +67,7 @@ def test_spcr_points_at_com2(qemu, tmp_path):
     assert r.has(r"^console: found=spcr io=0x2f8 baud=57600$"), r.out
     # Legacy probing meets the same UART again and says so.
     assert r.has(r"^console: found=ttyS1 io=0x2f8 same_as=spcr$"), r.out
-    assert r.fields(r"^console: using=")["using"] == "spcr,vga"
+    assert r.fields(r"^console: using=")["using"] == "spcr,vga,kbd"
 
 
 def test_console_selects_and_sets_baud(qemu):
@@ -85,7 +85,7 @@ def test_console_naming_something_absent_falls_back(qemu, value, why):
     r = qemu(f"run=ktest ktest=pmm_alloc_free exit console={value}")
     check_ktests(r)
     assert r.has(rf"^console: console={value}: {why}.*; using the default \(every console found\)$"), r.out
-    assert r.fields(r"^console: using=")["using"] == "ttyS0,vga"
+    assert r.fields(r"^console: using=")["using"] == "ttyS0,vga,kbd"
 
 
 @pytest.mark.parametrize("method,rc,says", [
@@ -213,3 +213,36 @@ def test_framebuffer_console_matches_host_rendering(tmp_path):
                     f"expected {chr(grid[r][c])!r}; screenshot in build/fbcon.png")
     # The screen is not trivially blank: the last log line is on it.
     assert any(b"run: no jobs given" in bytes(row) for row in grid)
+
+
+def type_keys(q, keys):
+    """QEMU monitor sendkey, one key at a time (the PS/2 queue is short)."""
+    for k in keys:
+        q.monitor(f"sendkey {k}")
+        time.sleep(0.15)
+
+
+@pytest.mark.parametrize("scancodes", ["auto", "set2"])
+def test_ps2_keyboard_typing_reaches_echo(tmp_path, scancodes):
+    """run=echo reads a line typed on the emulated PS/2 keyboard. set2 turns
+    the controller's translation off, so the kernel decodes set 2 itself."""
+    q = LiveQemu(tmp_path, f"run=echo exit kbd.scancodes={scancodes}", timeout=60)
+    try:
+        q.wait_for(r"echo: type a line and press Enter", 30)
+        # Shift, space, digits and Backspace: "Hi 42" after a correction.
+        type_keys(q, ["shift-h", "i", "spc", "4", "x", "backspace", "2", "ret"])
+        rc, r = q.finish(30)
+    finally:
+        q.close()
+    assert rc == 0, r.out
+    kbd = r.fields(r"^console: found=kbd ")
+    assert kbd["scancodes"] == ("set2" if scancodes == "set2" else "set1")
+    assert r.has(r"^echo: Hi 42$"), r.out
+    assert r.has(r"^run: job=echo result=pass$")
+
+
+def test_echo_without_input_times_out(qemu):
+    r = qemu("run=echo exit echo.wait_s=1", timeout=60)
+    assert r.rc == 1, r.out
+    assert r.has(r"^echo: no complete line within 1 s; giving up$"), r.out
+    assert r.has(r"^run: job=echo result=fail$")
