@@ -37,7 +37,7 @@ ASM_SRCS := boot/header.asm boot/entry.asm arch/x86/isr.asm
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/gdt.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c
+	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/fbcon.c \

@@ -246,3 +246,17 @@ def test_echo_without_input_times_out(qemu):
     assert r.rc == 1, r.out
     assert r.has(r"^echo: no complete line within 1 s; giving up$"), r.out
     assert r.has(r"^run: job=echo result=fail$")
+
+
+def test_ram_above_4gib(qemu):
+    """-m 6G on q35 puts 4 GiB above the 4 GiB line: the allocator counts it,
+    the identity map covers it, and every in-kernel test still passes."""
+    r = qemu("run=ktest exit", memory="6G", timeout=120)
+    check_ktests(r)
+    mem = r.fields(r"^mem: available=")
+    max_phys, mapped = int(mem["max_phys"], 16), int(mem["mapped"], 16)
+    assert int(mem["available"]) > 5 * 1024, mem
+    assert max_phys > 1 << 32 and mapped >= max_phys, mem
+    assert r.has(r"^mem: base=0x0000000100000000 len=0x[0-9a-f]{16} type=available$"), r.out
+    assert r.ktap()["mem_above_4g"] is True
+    assert not r.has(r"^ok \d+ mem_above_4g # SKIP")
