@@ -260,3 +260,25 @@ def test_ram_above_4gib(qemu):
     assert r.has(r"^mem: base=0x0000000100000000 len=0x[0-9a-f]{16} type=available$"), r.out
     assert r.ktap()["mem_above_4g"] is True
     assert not r.has(r"^ok \d+ mem_above_4g # SKIP")
+
+
+@pytest.mark.parametrize("firmware", ["bios", "uefi"])
+def test_boots_from_usb_stick(tmp_path, firmware):
+    """The hybrid image as a USB mass-storage device on xHCI, no CD drive:
+    SeaBIOS boots its MBR, OVMF its EFI partition."""
+    q = LiveQemu(tmp_path, "run=ktest", uefi=firmware == "uefi", timeout=90, opts=["--usb"])
+    try:
+        q.wait_for(r"run: jobs done; idle", 80)
+        blocks = q.monitor("info block")
+        usb = q.monitor("info usb")
+        q.monitor("quit")
+        rc, r = q.finish(20)
+    finally:
+        q.close()
+    # The image is on the stick (a snapshot overlay keeps it unchanged), the
+    # stick on the USB bus, and the CD drive is empty.
+    assert re.search(r"^stick \(#block\d+\): .*build/iso-cache/\w+\.iso", blocks, re.M), blocks
+    assert re.search(r"^ide2-cd0: \[not inserted\]", blocks, re.M), blocks
+    assert "Product QEMU USB MSD" in usb, usb
+    assert r.fields(r"^boot: loader=")["firmware"] == firmware
+    assert all(r.ktap().values()), r.out
