@@ -61,7 +61,7 @@ KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
 FONT ?= /usr/share/consolefonts/Lat15-VGA16.psf.gz
 FONT_PACKAGE := console-setup-linux
 
-.PHONY: all kernel iso run test test-host test-tsan test-qemu deps clean help
+.PHONY: all kernel iso usb run test test-host test-tsan test-qemu deps clean help
 
 all: kernel
 kernel: $(BUILD)/kernel.elf
@@ -120,6 +120,10 @@ $(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
 	$(call quiet,ISO,$@)
 	$(Q)scripts/mkiso.sh $< $@ ""
 
+# Write the image to a USB stick: make usb DEV=/dev/sdX (asks first).
+usb: $(BUILD)/baretrace.iso
+	@scripts/usb-write.sh $< "$(DEV)"
+
 run: deps
 	@$(MAKE) kernel
 	./run-qemu.sh --smp $(CPUS) --machine q35
@@ -172,6 +176,7 @@ deps:
 help:
 	@echo "make            build build/kernel.elf"
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
+	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
 	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS)"
 	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
 
