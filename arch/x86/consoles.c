@@ -56,6 +56,7 @@ struct found {
 	bool registered;	/* on the console list now */
 	bool selected;		/* console= (or the default) wants it */
 	uint32_t baud;		/* console= rate; 0 = keep */
+	struct found *alias;	/* another name for this entry (same_as=), else NULL */
 };
 
 static struct found found[MAX_FOUND];
@@ -108,7 +109,10 @@ static bool add_uart(const char *name, struct uart *u, const char *extra)
 
 	describe(where, sizeof(where), u);
 	if (same) {
+		struct found *a = add(name, NULL, NULL, false);
 		printk("console: found=%s %s%s same_as=%s\n", name, extra, where, same->name);
+		if (a)
+			a->alias = same;	/* console=<name> selects the same device */
 		return false;
 	}
 	if (!uart_present(u)) {
@@ -244,7 +248,7 @@ static void find_screens(void)
 
 static void register_found(struct found *f)
 {
-	if (f->registered)
+	if (f->registered || f->alias)
 		return;
 	if (f->uart)
 		uart_register(f->uart, f->name);	/* fills in f->con */
@@ -268,7 +272,7 @@ static struct found *lookup(const char *name, size_t len)
 {
 	for (unsigned i = 0; i < nfound; i++)
 		if (strlen(found[i].name) == len && !strncmp(found[i].name, name, len))
-			return &found[i];
+			return found[i].alias ? found[i].alias : &found[i];
 	return NULL;
 }
 
@@ -359,7 +363,7 @@ void consoles_init(void)
 	}
 	if (!console_opt[0])
 		for (unsigned i = 0; i < nfound; i++)
-			found[i].selected = true;
+			found[i].selected = !found[i].alias;
 
 	list[0] = '\0';
 	for (unsigned i = 0; i < nfound; i++) {
