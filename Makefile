@@ -38,10 +38,12 @@ ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/lapic.c arch/x86/smp.c arch/x86/ktests_smp.c
+	arch/x86/lapic.c arch/x86/smp.c arch/x86/ktests_smp.c \
+	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
-	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c
+	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
+	kernel/fbcon.c kernel/job_echo.c
 TRACE_SRCS := trace/clock.c trace/calib.c
 
 override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
@@ -53,15 +55,36 @@ override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T link
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
-	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS))
+	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS)) \
+	 $(BUILD)/gen/font.o
 
-.PHONY: all kernel iso run test test-host test-tsan test-qemu deps clean help
+# The console font comes from a Debian package at build time (not committed);
+# tools/psf2c turns it into C. The QEMU framebuffer test reads the same file.
+FONT ?= /usr/share/consolefonts/Lat15-VGA16.psf.gz
+FONT_PACKAGE := console-setup-linux
+
+.PHONY: all kernel iso usb run test test-host test-tsan test-qemu deps clean help
 
 all: kernel
 kernel: $(BUILD)/kernel.elf
 
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(@D)
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/tools/psf2c: tools/psf2c.c Makefile
+	@mkdir -p $(@D)
+	$(call quiet,HOSTCC,$@)
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror $< -o $@
+$(BUILD)/gen/font.c: $(wildcard $(FONT)) $(BUILD)/tools/psf2c
+	@mkdir -p $(@D)
+	@test -f "$(FONT)" || { echo "font: $(FONT) is missing: it comes with the Debian" \
+		"package $(FONT_PACKAGE) (make deps installs it, or: apt-get install $(FONT_PACKAGE))"; exit 1; }
+	$(call quiet,PSF2C,$@)
+	$(Q)zcat -f "$(FONT)" | $(BUILD)/tools/psf2c "$(notdir $(FONT))" > $@
+	@echo "$(abspath $(FONT))" > $(BUILD)/gen/font-path.txt
+$(BUILD)/gen/font.o: $(BUILD)/gen/font.c Makefile
 	$(call quiet,CC,$@)
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 
@@ -105,6 +128,10 @@ iso: $(BUILD)/baretrace.iso
 $(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
 	$(call quiet,ISO,$@)
 	$(Q)scripts/mkiso.sh $< $@ ""
+
+# Write the image to a USB stick: make usb DEV=/dev/sdX (asks first).
+usb: $(BUILD)/baretrace.iso
+	@scripts/usb-write.sh $< "$(DEV)"
 
 run: deps
 	@$(MAKE) kernel
@@ -158,6 +185,7 @@ deps:
 help:
 	@echo "make            build build/kernel.elf"
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
+	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
 	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
 	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
 

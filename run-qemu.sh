@@ -4,7 +4,13 @@
 #   ./run-qemu.sh [--uefi] [--smp N] [--machine pc|q35] [--memory M] [--icount]
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
+#                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
 #                 [-- extra qemu args]
+#
+# --serial-port: where the console chardev (stdout) is attached: COM1 (the
+# default), COM2 only (0x2F8, no COM1), or a PCI 16550 card (no COM1).
+# --usb: boot the image as a USB stick on an xHCI controller, not a CD.
+# --no-debug-exit: no isa-debug-exit device, as on real hardware.
 #
 # Exit status: 0 the kernel reported success; 1 it reported failure;
 # 124 timeout; 3 QEMU exited without a verdict (e.g. triple fault with
@@ -14,6 +20,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
 cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
+serial_port=com1 usb=0 debug_exit=1
 extra=()
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
@@ -33,6 +40,9 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=${2:?--timeout needs seconds}; shift ;;
 	--serial) serial_file=${2:?--serial needs a file}; shift ;;
 	--kernel) kernel=${2:?--kernel needs a file}; shift ;;
+	--serial-port) serial_port=${2:?--serial-port needs com1, com2 or pci}; shift ;;
+	--usb) usb=1 ;;
+	--no-debug-exit) debug_exit=0 ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; extra=("$@"); break ;;
 	*) usage >&2; die "unknown option '$1'" ;;
@@ -41,6 +51,7 @@ while [ $# -gt 0 ]; do
 done
 
 case "$machine" in pc|q35) ;; *) die "--machine must be pc or q35, not '$machine'" ;; esac
+case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com2 or pci, not '$serial_port'" ;; esac
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp must be a positive integer, not '$smp'"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be whole seconds, not '$timeout_s'"
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
@@ -57,9 +68,16 @@ fi
 
 machine_opt="$machine"
 [ $hpet -eq 1 ] || machine_opt="$machine,hpet=off"
-args=(-machine "$machine_opt" -cpu "$cpu" -smp "$smp" -m "$memory"
-      -no-reboot -display none -cdrom "$iso" -boot d
-      -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+args=(-machine "$machine_opt" -cpu "$cpu" -smp "$smp" -m "$memory" -no-reboot -display none)
+if [ $usb -eq 1 ]; then
+	# A USB stick: the ISO is a hybrid image (MBR + GPT-style EFI partition).
+	# snapshot=on: the guest's writes never reach the cached image.
+	args+=(-drive "if=none,id=stick,format=raw,file=$iso,snapshot=on"
+	       -device qemu-xhci,id=xhci -device usb-storage,bus=xhci.0,drive=stick,bootindex=1)
+else
+	args+=(-cdrom "$iso" -boot d)
+fi
+[ $debug_exit -eq 0 ] || args+=(-device isa-debug-exit,iobase=0xf4,iosize=0x04)
 if [ $uefi -eq 1 ]; then
 	ovmf=/usr/share/ovmf/OVMF.fd
 	[ -f $ovmf ] || die "$ovmf not found: install the ovmf package (make deps)"
@@ -71,10 +89,15 @@ fi
 
 chardev="stdio,id=con0,signal=on"
 [ -z "$serial_file" ] || chardev="$chardev,logfile=$serial_file,logappend=off"
+case "$serial_port" in
+com1) port_args=(-serial chardev:con0) ;;
+com2) port_args=(-serial none -device isa-serial,chardev=con0,iobase=0x2f8,irq=3) ;;
+pci) port_args=(-serial none -device pci-serial,chardev=con0) ;;
+esac
 if [ -t 0 ]; then
-	args+=(-chardev "$chardev,mux=on" -serial chardev:con0 -mon chardev=con0,mode=readline)
+	args+=(-chardev "$chardev,mux=on" "${port_args[@]}" -mon chardev=con0,mode=readline)
 else
-	args+=(-chardev "$chardev" -serial chardev:con0 -monitor none)
+	args+=(-chardev "$chardev" "${port_args[@]}" -monitor none)
 fi
 
 if [ -n "$timeout_s" ]; then

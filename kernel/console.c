@@ -71,6 +71,23 @@ void console_register(struct console *c)
 	unlock(flags);
 }
 
+bool console_unregister(struct console *c)
+{
+	uint64_t flags = lock();
+	bool found = false;
+
+	for (struct console **pp = &consoles; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			c->next = NULL;
+			found = true;
+			break;
+		}
+	}
+	unlock(flags);
+	return found;
+}
+
 bool console_any(void)
 {
 	return READ_ONCE(consoles) != NULL;

@@ -13,7 +13,7 @@
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", "shell", NULL };
+static const char *const job_names[] = { "ktest", "fault", "shell", "echo", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -41,6 +41,8 @@ static bool run_one(const char *name, size_t len)
 		return job_fault();
 	if (len == 5 && !strncmp(name, "shell", 5))
 		shell_run();	/* leaves only through poweroff */
+	if (len == 4 && !strncmp(name, "echo", 4))
+		return job_echo();
 	return false;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 #include <arch/acpi.h>
+#include <arch/consoles.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
 #include <arch/lapic.h>
@@ -60,6 +61,7 @@ void kernel_main(uint32_t mbi_phys)
 	memory_init(&boot_info);			/* page allocator, map all RAM */
 	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
 		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
+	consoles_init();				/* SPCR, PCI, COM, fb; console= */
 	tsc_init();					/* calibrate; printk gets a clock */
 	lapic_init_bsp();				/* local APIC, 8259s masked */
 	lapic_timer_calibrate();			/* timer rate against the TSC */

@@ -150,6 +150,15 @@ const char *mb2_parse(const void *mbi, struct boot_info *bi)
 			bi->fb.height = rd32(t + 24);
 			bi->fb.bpp = t[28];
 			bi->fb.type = t[29];
+			/* RGB colour info follows a u16 reserved field (GRUB's layout). */
+			if (bi->fb.type == BOOT_FB_RGB && size >= 38) {
+				bi->fb.red_pos = t[32];
+				bi->fb.red_size = t[33];
+				bi->fb.green_pos = t[34];
+				bi->fb.green_size = t[35];
+				bi->fb.blue_pos = t[36];
+				bi->fb.blue_size = t[37];
+			}
 			break;
 		case TAG_EFI64:
 			if (size < 16)

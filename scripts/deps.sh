@@ -3,7 +3,8 @@
 # are missing: with apt-get when running as root, else print the command.
 set -euo pipefail
 pkgs=(gcc make binutils nasm qemu-system-x86 ovmf grub-common grub-pc-bin
-      grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest)
+      grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
+      console-setup-linux)	# console-setup-linux: the framebuffer console's font
 missing=()
 for p in "${pkgs[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

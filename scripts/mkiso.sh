@@ -18,8 +18,13 @@ cat > "$stage/boot/grub/grub.cfg" <<CFG
 set timeout=0
 set default=0
 menuentry "baretrace" {
+	# Video drivers, for the framebuffer the kernel asks for (UEFI: GOP).
+	insmod all_video
 $grub_cmds
 	multiboot2 /boot/kernel.elf $cmdline
+	# multiboot2 turned the kernel's request into gfxpayload=1024x768x32,...;
+	# under BIOS put text mode first, for the VGA text console.
+	if [ "\$grub_platform" = "pc" ]; then set gfxpayload=text; fi
 	boot
 }
 CFG

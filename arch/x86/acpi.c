@@ -49,6 +49,20 @@
 #define HPET_TBL_NUMBER		52
 #define HPET_TBL_MIN_TICK	53
 
+/* SPCR field offsets (Microsoft "Serial Port Console Redirection Table", rev 2-4). */
+#define SPCR_INTERFACE		36
+#define SPCR_BASE		40	/* GAS */
+#define SPCR_BAUD		58
+#define SPCR_CLOCK		76	/* rev 3+ */
+#define SPCR_PRECISE_BAUD	80	/* rev 4+ */
+#define SPCR_TYPE_16550		0x00	/* full 16550 */
+#define SPCR_TYPE_16450		0x01	/* 16550 subset */
+#define SPCR_TYPE_16550_GAS	0x12	/* 16550-compatible, GAS gives the access width */
+
+/* MCFG (PCI Firmware specification 3.0, 4.1.2): 8 reserved bytes, then entries. */
+#define MCFG_ENTRIES		44
+#define MCFG_ENTRY_LEN		16
+
 struct acpi_info acpi;
 uint64_t acpi_mapped_limit = 0x100000000ull;	/* raised once paging maps more */
 
@@ -290,6 +304,78 @@ static void parse_fadt(const struct acpi_sdt_header *h, struct acpi_info *info,
 		(unsigned long long)info->reset_reg.address, info->reset_value);
 }
 
+/* SPCR's configured-baud-rate codes. */
+static uint32_t spcr_baud(uint8_t code)
+{
+	switch (code) {
+	case 3: return 9600;
+	case 4: return 19200;
+	case 6: return 57600;
+	case 7: return 115200;
+	default: return 0;	/* 0 = "as is"; others are reserved */
+	}
+}
+
+static void parse_spcr(const struct acpi_sdt_header *h, struct acpi_info *info,
+		       void (*report)(const char *))
+{
+	const uint8_t *p = (const uint8_t *)h;
+	uint8_t type;
+
+	if (h->length < SPCR_BAUD + 1) {
+		reportf(report, "acpi: spcr table too short; ignored");
+		return;
+	}
+	type = rd8(p + SPCR_INTERFACE);
+	memcpy(&info->spcr_addr, p + SPCR_BASE, sizeof(info->spcr_addr));
+	if (type != SPCR_TYPE_16550 && type != SPCR_TYPE_16450 && type != SPCR_TYPE_16550_GAS) {
+		reportf(report, "acpi: spcr interface type 0x%x is not a 16550; ignored", type);
+		return;
+	}
+	if ((info->spcr_addr.space_id != ACPI_GAS_IO && info->spcr_addr.space_id != ACPI_GAS_MEMORY) ||
+	    !info->spcr_addr.address) {
+		reportf(report, "acpi: spcr address space %u addr=0x%llx is not usable; ignored",
+			info->spcr_addr.space_id, (unsigned long long)info->spcr_addr.address);
+		return;
+	}
+	info->has_spcr = true;
+	info->spcr_interface = type;
+	info->spcr_baud = spcr_baud(rd8(p + SPCR_BAUD));
+	if (h->revision >= 3 && h->length >= SPCR_CLOCK + 4)
+		info->spcr_clock_hz = rd32(p + SPCR_CLOCK);
+	if (h->revision >= 4 && h->length >= SPCR_PRECISE_BAUD + 4 && rd32(p + SPCR_PRECISE_BAUD))
+		info->spcr_baud = rd32(p + SPCR_PRECISE_BAUD);
+	reportf(report, "acpi: spcr type=0x%x addr=%s:0x%llx width=%u baud=%u clock_hz=%u",
+		type, info->spcr_addr.space_id == ACPI_GAS_IO ? "io" : "mem",
+		(unsigned long long)info->spcr_addr.address,
+		info->spcr_addr.bit_width, info->spcr_baud, info->spcr_clock_hz);
+}
+
+static void parse_mcfg(const struct acpi_sdt_header *h, struct acpi_info *info,
+		       void (*report)(const char *))
+{
+	const uint8_t *p = (const uint8_t *)h;
+
+	for (uint32_t off = MCFG_ENTRIES; off + MCFG_ENTRY_LEN <= h->length; off += MCFG_ENTRY_LEN) {
+		struct acpi_mcfg m = {
+			.base = rd64(p + off),
+			.segment = rd16(p + off + 8),
+			.bus_start = rd8(p + off + 10),
+			.bus_end = rd8(p + off + 11),
+		};
+		if (!m.base || m.bus_end < m.bus_start) {
+			reportf(report, "acpi: mcfg entry base=0x%llx buses %u-%u is implausible; skipped",
+				(unsigned long long)m.base, m.bus_start, m.bus_end);
+			continue;
+		}
+		if (info->mcfg_count == ACPI_MAX_MCFG)
+			break;
+		info->mcfg[info->mcfg_count++] = m;
+		reportf(report, "acpi: mcfg base=0x%llx segment=%u buses=%u-%u",
+			(unsigned long long)m.base, m.segment, m.bus_start, m.bus_end);
+	}
+}
+
 bool acpi_parse_root(const void *rsdp_ptr, struct acpi_info *info, void (*report)(const char *))
 {
 	const uint8_t *rsdp = rsdp_ptr;
@@ -361,6 +447,10 @@ bool acpi_parse_root(const void *rsdp_ptr, struct acpi_info *info, void (*report
 			parse_hpet(h, info, report);
 		else if (!memcmp(h->signature, "FACP", 4) && !info->has_fadt)
 			parse_fadt(h, info, report);
+		else if (!memcmp(h->signature, "SPCR", 4) && !info->has_spcr)
+			parse_spcr(h, info, report);
+		else if (!memcmp(h->signature, "MCFG", 4) && !info->mcfg_count)
+			parse_mcfg(h, info, report);
 	}
 	return true;
 }

@@ -1,6 +1,11 @@
 /*
  * 16550 UART driver: polled output, polled input, no interrupts.
  *
+ * The same register set is reached three ways on PCs: I/O ports (COM1-COM4,
+ * most PCI cards), or memory-mapped, either one byte per register or one
+ * 32-bit word per register (ACPI SPCR and PCIe cards say which). struct uart
+ * hides the difference behind uart_in()/uart_out().
+ *
  * Presence detection: a UART that exists echoes a byte in loopback mode
  * (MCR.LOOP), and keeps what is written to its scratch register. An absent
  * one reads back 0xFF from the floating bus, so both checks fail. Each
@@ -12,7 +17,7 @@
 #include <arch/uart.h>
 #include "kernel/console.h"
 
-/* Register offsets from the base port. */
+/* Register indices (multiplied by the stride to get the offset). */
 #define UART_RBR	0	/* receive buffer (read, DLAB=0) */
 #define UART_THR	0	/* transmit holding (write, DLAB=0) */
 #define UART_DLL	0	/* divisor latch low (DLAB=1) */
@@ -36,63 +41,93 @@
 #define LSR_DR		0x01	/* data ready */
 #define LSR_THRE	0x20	/* transmit holding register empty */
 
-#define UART_CLOCK	115200	/* divisor 1 gives 115200 baud */
 #define TX_SPIN_LIMIT	200000	/* ~2 s of polls at 10 us each on real ports */
 
-struct uart {
-	uint16_t port;		/* base I/O port */
-	bool dead;		/* stopped answering: writes are dropped */
-};
+static struct uart com1;	/* the early console, set up before anything is parsed */
 
-static struct uart com;
-static struct console uart_con;
-
-static bool uart_present(uint16_t port)
+static uint8_t uart_in(const struct uart *u, unsigned reg)
 {
-	uint8_t saved_mcr = inb(port + UART_MCR);
+	uint64_t off = (uint64_t)reg << u->reg_shift;
+
+	if (!u->mmio)
+		return inb((uint16_t)(u->base + off));
+	if (u->access_bytes == 4)
+		return (uint8_t)mmio_read32((uintptr_t)(u->base + off));
+	return *(volatile uint8_t *)(uintptr_t)(u->base + off);
+}
+
+static void uart_out(const struct uart *u, unsigned reg, uint8_t v)
+{
+	uint64_t off = (uint64_t)reg << u->reg_shift;
+
+	if (!u->mmio)
+		outb((uint16_t)(u->base + off), v);
+	else if (u->access_bytes == 4)
+		mmio_write32((uintptr_t)(u->base + off), v);
+	else
+		*(volatile uint8_t *)(uintptr_t)(u->base + off) = v;
+}
+
+bool uart_present(const struct uart *u)
+{
+	uint8_t saved_mcr = uart_in(u, UART_MCR);
 	bool ok;
 
-	outb(port + UART_SCR, 0x5A);
-	ok = inb(port + UART_SCR) == 0x5A;
-	outb(port + UART_MCR, MCR_LOOP | MCR_OUT2 | MCR_RTS);
-	outb(port + UART_THR, 0xAE);
-	for (int i = 0; i < 1000 && !(inb(port + UART_LSR) & LSR_DR); i++)
+	uart_out(u, UART_SCR, 0x5A);
+	ok = uart_in(u, UART_SCR) == 0x5A;
+	uart_out(u, UART_MCR, MCR_LOOP | MCR_OUT2 | MCR_RTS);
+	uart_out(u, UART_THR, 0xAE);
+	for (int i = 0; i < 1000 && !(uart_in(u, UART_LSR) & LSR_DR); i++)
 		;
-	ok = ok && inb(port + UART_RBR) == 0xAE;
-	outb(port + UART_MCR, saved_mcr);
+	ok = ok && uart_in(u, UART_RBR) == 0xAE;
+	uart_out(u, UART_MCR, saved_mcr);
 	return ok;
 }
 
-static void uart_setup(uint16_t port, uint32_t baud)
+/*
+ * The divisor is clock / (16 * baud). Without a stated clock we assume the
+ * PC's 1.8432 MHz crystal, where divisor 1 is 115200 baud. baud == 0 keeps
+ * the divisor the firmware programmed (SPCR's "as is").
+ */
+void uart_setup(struct uart *u, uint32_t baud)
 {
-	uint16_t div = (uint16_t)(UART_CLOCK / baud);
+	uint32_t clock = u->clock_hz ? u->clock_hz : UART_PC_CLOCK_HZ;
 
-	outb(port + UART_IER, 0);
-	outb(port + UART_LCR, LCR_DLAB);
-	outb(port + UART_DLL, div & 0xFF);
-	outb(port + UART_DLM, div >> 8);
-	outb(port + UART_LCR, LCR_8N1);
-	outb(port + UART_FCR, FCR_ENABLE | FCR_CLEAR | FCR_TRIG14);
-	outb(port + UART_MCR, MCR_DTR | MCR_RTS | MCR_OUT2);
+	uart_out(u, UART_IER, 0);
+	if (baud) {
+		uint32_t div = (clock / 16 + baud / 2) / baud;
+		if (div == 0)
+			div = 1;
+		if (div > 0xFFFF)
+			div = 0xFFFF;
+		uart_out(u, UART_LCR, LCR_DLAB);
+		uart_out(u, UART_DLL, div & 0xFF);
+		uart_out(u, UART_DLM, div >> 8);
+	}
+	uart_out(u, UART_LCR, LCR_8N1);
+	uart_out(u, UART_FCR, FCR_ENABLE | FCR_CLEAR | FCR_TRIG14);
+	uart_out(u, UART_MCR, MCR_DTR | MCR_RTS | MCR_OUT2);
+	u->baud = baud;
+	u->dead = false;
 }
 
 static bool uart_putc(struct uart *u, char c)
 {
 	int spins = 0;
 
-	while (!(inb(u->port + UART_LSR) & LSR_THRE)) {
+	while (!(uart_in(u, UART_LSR) & LSR_THRE)) {
 		if (++spins > TX_SPIN_LIMIT) {
 			u->dead = true;
 			return false;
 		}
 	}
-	outb(u->port + UART_THR, (uint8_t)c);
+	uart_out(u, UART_THR, (uint8_t)c);
 	return true;
 }
 
 void uart_raw_write(uint16_t port, const char *s, uint64_t n)
 {
-	struct uart u = { .port = port };
+	struct uart u = { .base = port };
 
 	for (uint64_t i = 0; i < n && !u.dead; i++) {
 		if (s[i] == '\n')
@@ -116,22 +151,31 @@ static int uart_con_getc(struct console *c)
 {
 	struct uart *u = c->priv;
 
-	if (u->dead || !(inb(u->port + UART_LSR) & LSR_DR))
+	if (u->dead || !(uart_in(u, UART_LSR) & LSR_DR))
 		return -1;
-	return inb(u->port + UART_RBR);
+	return uart_in(u, UART_RBR);
+}
+
+void uart_register(struct uart *u, const char *name)
+{
+	u->con.name = name;
+	u->con.write = uart_con_write;
+	u->con.getc = uart_con_getc;
+	u->con.priv = u;
+	console_register(&u->con);
 }
 
 bool uart_console_init(uint16_t port)
 {
-	if (!uart_present(port))
+	com1 = (struct uart){ .base = port };
+	if (!uart_present(&com1))
 		return false;
-	uart_setup(port, 115200);
-	com.port = port;
-	com.dead = false;
-	uart_con.name = "ttyS0";
-	uart_con.write = uart_con_write;
-	uart_con.getc = uart_con_getc;
-	uart_con.priv = &com;
-	console_register(&uart_con);
+	uart_setup(&com1, 115200);
+	uart_register(&com1, "ttyS0");
 	return true;
+}
+
+struct uart *uart_early(void)
+{
+	return com1.con.write ? &com1 : NULL;
 }

@@ -77,3 +77,8 @@ void vga_console_init(void)
 	vga_con.getc = NULL;
 	console_register(&vga_con);
 }
+
+struct console *vga_console(void)
+{
+	return vga_con.write ? &vga_con : NULL;
+}

@@ -40,7 +40,14 @@ struct boot_framebuffer {
 	uint32_t height;	/* pixels, or lines in EGA text */
 	uint8_t bpp;		/* bits per pixel */
 	uint8_t type;		/* 0 indexed, 1 RGB, 2 EGA text */
+	uint8_t red_pos, red_size;	/* RGB: bit position and width of red */
+	uint8_t green_pos, green_size;	/* ... of green */
+	uint8_t blue_pos, blue_size;	/* ... of blue */
 };
+
+#define BOOT_FB_INDEXED	0
+#define BOOT_FB_RGB	1
+#define BOOT_FB_EGA	2
 
 struct boot_info {
 	char cmdline[BOOT_CMDLINE_MAX];		/* kernel command line, NUL-terminated */

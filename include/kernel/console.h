@@ -19,6 +19,7 @@ struct console {
 };
 
 void console_register(struct console *c);
+bool console_unregister(struct console *c);	/* false if it was not registered */
 void console_write(const char *s, size_t n);	/* to all consoles, serialised */
 int console_getc(void);				/* first console with input, or -1 */
 bool console_any(void);				/* is any console registered? */

@@ -2,6 +2,11 @@
 #ifndef KERNEL_JOBS_H
 #define KERNEL_JOBS_H
 
+#include <stdbool.h>
+
 void __attribute__((noreturn)) jobs_run(void);
+
+/* run=echo: read a line from console_getc(), print "echo: <line>". */
+bool job_echo(void);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * ACPI discovery: RSDP (from Multiboot2, else the BIOS area), RSDT/XSDT,
- * and what baretrace needs from the MADT, HPET and FADT tables. Every table
+ * and what baretrace needs from the MADT, HPET, FADT, SPCR and MCFG tables. Every table
  * is checksummed before it is trusted; a bad one is reported and skipped.
  */
 #ifndef ARCH_ACPI_H
@@ -15,6 +15,7 @@
 #define ACPI_MAX_IOAPICS	8
 #define ACPI_MAX_OVERRIDES	16
 #define ACPI_MAX_NMIS		16
+#define ACPI_MAX_MCFG		4
 
 struct acpi_sdt_header {
 	char signature[4];	/* e.g. "APIC" for the MADT */
@@ -74,6 +75,14 @@ struct acpi_nmi {
 	uint16_t flags;		/* polarity and trigger mode */
 };
 
+/* One MCFG entry: where a PCI segment's buses have their ECAM window. */
+struct acpi_mcfg {
+	uint64_t base;		/* ECAM base (the address of bus 0, not bus_start) */
+	uint16_t segment;	/* PCI segment group */
+	uint8_t bus_start;	/* first bus decoded */
+	uint8_t bus_end;	/* last bus decoded */
+};
+
 struct acpi_info {
 	bool found;				/* an RSDP was found and valid */
 	uint8_t rsdp_revision;			/* 0 = ACPI 1.0, 2+ = has XSDT */
@@ -107,6 +116,15 @@ struct acpi_info {
 	bool has_reset_reg;			/* FADT reset register usable */
 	struct acpi_gas reset_reg;		/* where to write */
 	uint8_t reset_value;			/* what to write */
+
+	bool has_spcr;				/* a usable 16550 SPCR table was parsed */
+	uint8_t spcr_interface;			/* 0x00 16550, 0x01 16450, 0x12 per GAS */
+	struct acpi_gas spcr_addr;		/* the UART's registers (io or mem) */
+	uint32_t spcr_baud;			/* configured rate; 0 = as the firmware left it */
+	uint32_t spcr_clock_hz;			/* UART input clock (rev 3+); 0 = unknown */
+
+	struct acpi_mcfg mcfg[ACPI_MAX_MCFG];	/* PCIe ECAM windows */
+	unsigned mcfg_count;			/* entries in mcfg */
 };
 
 extern struct acpi_info acpi;

@@ -1,4 +1,4 @@
-/* Leaving the machine: QEMU's isa-debug-exit, else halt with a message. */
+/* Leaving the machine: QEMU's isa-debug-exit, else a reset (ACPI, keyboard controller) or a halt. */
 #ifndef ARCH_EXIT_H
 #define ARCH_EXIT_H
 

@@ -2,6 +2,10 @@
 #ifndef ARCH_VGA_H
 #define ARCH_VGA_H
 
+#include "kernel/console.h"
+
 void vga_console_init(void);
+/* Its console once vga_console_init() ran, else NULL. */
+struct console *vga_console(void);
 
 #endif
