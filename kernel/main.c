@@ -21,6 +21,7 @@
 #include "kernel/console.h"
 #include "kernel/jobs.h"
 #include "kernel/memory.h"
+#include "kernel/tracing.h"
 
 #ifndef BARETRACE_VERSION
 #define BARETRACE_VERSION "unknown"
@@ -66,6 +67,7 @@ void kernel_main(uint32_t mbi_phys)
 	lapic_init_bsp();				/* local APIC, 8259s masked */
 	lapic_timer_calibrate();			/* timer rate against the TSC */
 	smp_init();					/* start APs, measure their TSCs */
+	tracing_init();					/* a ring buffer per CPU, recording */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

@@ -3,6 +3,7 @@
  * each to its registered handler. Exceptions without a handler are fatal:
  * they print the register dump (traps.c) and leave QEMU with failure.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include "baretrace/compiler.h"
 #include <arch/percpu.h>
@@ -61,6 +62,11 @@ void idt_init(void)
 	idt_load();
 }
 
+trap_handler_t trap_get_handler(unsigned vector)
+{
+	return vector < 256 ? handlers[vector] : NULL;
+}
+
 void trap_set_handler(unsigned vector, trap_handler_t h)
 {
 	if (vector < 256)
@@ -80,15 +86,20 @@ void trap_dispatch(struct trap_frame *f)
 	struct percpu *pc = this_cpu();
 
 	if (h) {
+		uint32_t level = pc->trace_level;
 		if (f->vector == VEC_NMI) {
 			pc->nmi_depth++;
 			pc->nmi_count++;
+			pc->trace_level = TRACE_LEVEL_NMI;
 			h(f);
+			pc->trace_level = level;
 			pc->nmi_depth--;
 		} else if (f->vector >= VEC_FIRST_IRQ) {
 			pc->irq_depth++;
 			pc->irq_count++;
+			pc->trace_level = TRACE_LEVEL_IRQ;
 			h(f);
+			pc->trace_level = level;
 			pc->irq_depth--;
 		} else {
 			h(f);

@@ -19,6 +19,7 @@
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/tracing.h"
 
 #define MSR_APIC_BASE		0x1B
 #define APIC_BASE_ENABLE	(1ull << 11)
@@ -151,8 +152,10 @@ static void on_error(struct trap_frame *f)
 
 static void on_timer(struct trap_frame *f)
 {
+	uint64_t tick = ++this_cpu()->timer_ticks;
+
 	(void)f;
-	this_cpu()->timer_ticks++;
+	trace_event1(TEV_TICK, (uint32_t)tick);
 	lapic_eoi();
 }
 

@@ -16,6 +16,7 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
+#include "trace/ring_buffer.h"
 
 #define SEL_KCODE	0x08
 #define SEL_KDATA	0x10
@@ -91,6 +92,7 @@ static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_
 	pc->apic_id = apic_id;
 	pc->acpi_uid = uid;
 	pc->tsc_trusted = cpu == 0;
+	pc->rb = ring_buffer_cpu(NULL, cpu);	/* the placeholder until tracing_init */
 	build_gdt(pc);
 	cpus[cpu] = pc;
 	if (cpu + 1 > cpu_count)

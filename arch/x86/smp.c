@@ -46,6 +46,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
+#include "kernel/tracing.h"
 
 #define TRAMP_BASE		0x8000
 #define TRAMP_PARAMS		(TRAMP_BASE + 0xF00)
@@ -183,9 +184,19 @@ static void ap_sync_loop(void)
 
 static void on_call_ipi(struct trap_frame *f)
 {
+	struct percpu *pc = this_cpu();
+
 	(void)f;
-	this_cpu()->ipi_count++;
+	pc->ipi_count++;
+	trace_event2(TEV_IPI_RECV, pc->call_from, VEC_CALL);
 	lapic_eoi();	/* the work itself runs from the idle loop */
+}
+
+/* NMIs are expected (tests, benchmarks): count and record them. */
+static void on_nmi(struct trap_frame *f)
+{
+	(void)f;
+	trace_event1(TEV_NMI, (uint32_t)this_cpu()->nmi_count);
 }
 
 static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
@@ -414,6 +425,7 @@ void smp_init(void)
 	struct percpu *bsp = cpus[0];
 
 	trap_set_handler(VEC_CALL, on_call_ipi);
+	trap_set_handler(VEC_NMI, on_nmi);
 	if (tsc.hz) {
 		struct clock_conv c;
 		if (!clock_latch_read(&tsc_clock_boot, &c))
@@ -485,7 +497,9 @@ bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)
 	if (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE))
 		return false;
 	pc->call_arg = arg;
+	pc->call_from = this_cpu()->cpu;
 	__atomic_store_n(&pc->call_fn, fn, __ATOMIC_RELEASE);
+	trace_event2(TEV_IPI_SEND, cpu, VEC_CALL);
 	lapic_send_ipi(pc->apic_id, VEC_CALL);
 	return true;
 }

@@ -19,6 +19,8 @@
 #include "baretrace/compiler.h"
 #include "trace/clock.h"
 
+struct rb_cpu_buffer;
+
 #define MAX_CPUS	256
 #define IST_STACK_SIZE	8192
 #define KSTACK_SIZE	16384
@@ -39,6 +41,9 @@ struct percpu {
 	uint32_t apic_id;		/* local APIC (x2APIC) id */
 	uint32_t acpi_uid;		/* ACPI processor UID */
 	volatile uint32_t online;	/* set by the CPU itself once running */
+	uint32_t trace_level;		/* ring buffer context: 0 task, 2 IRQ, 3 NMI */
+	struct rb_cpu_buffer *rb;	/* this CPU's trace buffer (placeholder if none) */
+	const char *volatile trace_stop_why; /* integrity stop seen in NMI, to print */
 	uint32_t irq_depth;		/* interrupts being handled (nesting) */
 	uint32_t nmi_depth;		/* NMIs being handled */
 	uint64_t irq_count;		/* interrupts taken */
@@ -55,6 +60,7 @@ struct percpu {
 	/* Cross-CPU calls: the owner runs fn(arg) from its idle loop. */
 	void (*volatile call_fn)(void *);	/* pending work, NULL = none */
 	void *volatile call_arg;		/* its argument */
+	uint32_t call_from;			/* CPU that posted it */
 	volatile uint64_t call_done;		/* completions, bumped after fn */
 
 	struct clock_latch clock __aligned(CACHELINE_SIZE); /* this CPU's cycles->ns */

@@ -22,11 +22,17 @@ _Static_assert(__builtin_offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm
 #define VEC_MC		18
 #define VEC_FIRST_IRQ	32
 
+/* Ring-buffer context levels kept in percpu.trace_level (see trace_arch.h). */
+#define TRACE_LEVEL_TASK	0
+#define TRACE_LEVEL_IRQ		2
+#define TRACE_LEVEL_NMI		3
+
 typedef void (*trap_handler_t)(struct trap_frame *f);
 
 void idt_init(void);		/* build and load the IDT (boot CPU) */
 void idt_load(void);		/* load the same IDT (other CPUs) */
 void trap_set_handler(unsigned vector, trap_handler_t h);
+trap_handler_t trap_get_handler(unsigned vector);
 
 /* Print the register dump and backtrace for f, then leave with failure. */
 void __attribute__((noreturn)) trap_fatal(struct trap_frame *f, const char *why);

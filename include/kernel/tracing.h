@@ -1,0 +1,92 @@
+/*
+ * The kernel's tracing: per-CPU ring buffers (trace/ring_buffer.c) wired to
+ * the CPUs, options trace.pages= and trace.mode=, and the event writers the
+ * rest of the kernel calls. Writing an event is inline: one %gs load for
+ * the CPU's buffer, the ring buffer's reserve/commit, two or three stores.
+ */
+#ifndef KERNEL_TRACING_H
+#define KERNEL_TRACING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <arch/percpu.h>
+#include <arch/trace_arch.h>
+#include "trace/events.h"
+#include "trace/ring_buffer.h"
+
+extern struct ring_buffer trace_rb;	/* all CPUs' buffers */
+extern uint32_t trace_pages;		/* ring pages per CPU in use */
+extern int trace_mode;			/* enum rb_mode in use */
+
+/* Allocate and start a buffer for every CPU with an area (after smp_init). */
+void tracing_init(void);
+/* Rebuild every buffer empty with pages/mode; recording on if it was. */
+bool tracing_reconfigure(uint32_t pages, int mode);
+void tracing_start(void);
+void tracing_stop(void);
+bool tracing_on(void);
+/* Print integrity stops that were recorded in NMI context. */
+void trace_report_stops(void);
+/* End every CPU's tail page so its events can be read (runs on each CPU). */
+void tracing_flush_all(void);
+
+static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
+{
+	struct rb_cpu_buffer *cb;
+
+	__asm__ __volatile__("movq %%gs:%c1, %0" : "=r"(cb)
+			     : "i"(__builtin_offsetof(struct percpu, rb)));
+	return cb;
+}
+
+static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned nfields)
+{
+	return (uint32_t)id | (arch_trace_level() << 16) | ((uint32_t)nfields << 24);
+}
+
+static __always_inline int trace_event1(uint16_t id, uint32_t a)
+{
+	struct rb_cpu_buffer *cb = this_cpu_rb();
+	uint32_t *p;
+	int err = ring_buffer_reserve(cb, 8, (void **)&p);
+
+	if (likely(!err)) {
+		p[0] = trace_ent_word(id, 1);
+		p[1] = a;
+		ring_buffer_commit(cb);
+	}
+	return err;
+}
+
+static __always_inline int trace_event2(uint16_t id, uint32_t a, uint32_t b)
+{
+	struct rb_cpu_buffer *cb = this_cpu_rb();
+	uint32_t *p;
+	int err = ring_buffer_reserve(cb, 12, (void **)&p);
+
+	if (likely(!err)) {
+		p[0] = trace_ent_word(id, 2);
+		p[1] = a;
+		p[2] = b;
+		ring_buffer_commit(cb);
+	}
+	return err;
+}
+
+static __always_inline int trace_event3(uint16_t id, uint32_t a, uint32_t b, uint32_t c)
+{
+	struct rb_cpu_buffer *cb = this_cpu_rb();
+	uint32_t *p;
+	int err = ring_buffer_reserve(cb, 16, (void **)&p);
+
+	if (likely(!err)) {
+		p[0] = trace_ent_word(id, 3);
+		p[1] = a;
+		p[2] = b;
+		p[3] = c;
+		ring_buffer_commit(cb);
+	}
+	return err;
+}
+
+#endif

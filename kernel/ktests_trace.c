@@ -1,0 +1,280 @@
+/*
+ * The in-kernel ring buffer stress test (the bare-metal counterpart of
+ * Linux's ring buffer start-up test). For each mode, on small buffers so
+ * that overwrite and drops really happen:
+ *
+ *   - every CPU but the boot CPU writes TEV_STRESS events in a loop (task
+ *     level), its LAPIC timer fires at STRESS_TIMER_HZ and writes from IRQ
+ *     level, and the boot CPU sends it NMIs that write from NMI level;
+ *   - the boot CPU reads pages from all of them concurrently, then, once the
+ *     writers stop, flushes and drains every buffer.
+ *
+ * Checked: every payload (per CPU and level, seq strictly increasing and
+ * check == mix(cpu, level, seq)); stamps never decrease in a CPU's buffer
+ * order; the events read plus the loss the pages reported add up; and the
+ * identity written = read + overrun + dropped (+ in-buffer, 0 after the
+ * drain), with written equal to what the writers counted themselves.
+ */
+#include <stddef.h>
+#include <arch/cpu.h>
+#include <arch/lapic.h>
+#include <arch/percpu.h>
+#include <arch/smp.h>
+#include <arch/trap.h>
+#include <arch/tsc.h>
+#include "kernel/console.h"
+#include "kernel/ktest.h"
+#include "kernel/tracing.h"
+
+#define STRESS_PAGES		8
+#define STRESS_MS		300
+#define STRESS_TIMER_HZ		20000
+#define STRESS_WRITERS_MAX	64
+
+struct stress_cpu {
+	uint32_t seq[4];		/* next seq per level, writer side */
+	uint64_t written;		/* stored or dropped (the buffer's "written") */
+	uint64_t refused;		/* refused: recursion, off */
+	uint32_t read_seq[4];		/* last seq seen per level, reader side */
+	bool seen[4];			/* any seen at that level */
+	uint64_t last_ts;		/* last stamp read */
+	uint64_t events_read;		/* events validated */
+	uint64_t lost_reported;		/* sum of the pages' loss */
+	uint64_t errors;		/* validation failures */
+	const char *first_error;	/* what the first one was */
+} __aligned(CACHELINE_SIZE);
+
+static struct stress_cpu stress[STRESS_WRITERS_MAX];
+static volatile bool stress_stop;
+
+static uint32_t mix(uint32_t cpu, uint32_t level, uint32_t seq)
+{
+	uint32_t h = seq * 0x9E3779B1u ^ (cpu << 24) ^ (level << 20);
+
+	h ^= h >> 15;
+	h *= 0x85EBCA77u;
+	return h ^ (h >> 13);
+}
+
+static void stress_write(void)
+{
+	struct percpu *pc = this_cpu();
+	struct stress_cpu *s = &stress[pc->cpu];
+	uint32_t level = arch_trace_level() & 3;
+	uint32_t seq = s->seq[level];
+	int err = trace_event3(TEV_STRESS, seq, mix(pc->cpu, level, seq), level);
+
+	if (err == 0 || err == -RB_EFULL) {
+		s->seq[level] = seq + 1;	/* a dropped seq is a gap the reader may see */
+		s->written++;
+	} else {
+		s->refused++;
+	}
+}
+
+static void stress_irq(struct trap_frame *f)
+{
+	(void)f;
+	this_cpu()->timer_ticks++;
+	stress_write();
+	lapic_eoi();
+}
+
+static void stress_nmi(struct trap_frame *f)
+{
+	(void)f;
+	stress_write();
+}
+
+static void stress_writer(void *arg)
+{
+	(void)arg;
+	irq_enable();
+	lapic_timer_periodic(STRESS_TIMER_HZ);
+	while (!__atomic_load_n(&stress_stop, __ATOMIC_ACQUIRE))
+		stress_write();
+	lapic_timer_stop();
+}
+
+static void fail(struct stress_cpu *s, const char *why)
+{
+	if (!s->errors++)
+		s->first_error = why;
+}
+
+static void check_page(unsigned cpu, const struct rb_read *rd)
+{
+	struct stress_cpu *s = &stress[cpu];
+	struct rb_page_iter it;
+	struct rb_event ev;
+	int r;
+
+	s->lost_reported += rd->lost_overrun + rd->lost_dropped;
+	if (rb_page_iter_init(&it, rd->page, rd->page_size) != RB_ITER_END) {
+		fail(s, "malformed page header");
+		return;
+	}
+	while ((r = rb_page_iter_next(&it, &ev)) == RB_ITER_EVENT) {
+		const uint32_t *p = (const uint32_t *)ev.data;
+		if (ev.ts < s->last_ts)
+			fail(s, "stamp went backwards in buffer order");
+		s->last_ts = ev.ts;
+		s->events_read++;
+		if ((p[0] & 0xFFFF) != TEV_STRESS)
+			continue;	/* e.g. the IPI that started the writer: counted, not checked */
+		if (ev.len != 16) {
+			fail(s, "stress event of the wrong size");
+			continue;
+		}
+		uint32_t seq = p[1], check = p[2], level = p[3];
+		if (level > 3 || level != ((p[0] >> 16) & 0xFF)) {
+			fail(s, "level does not match the header's context");
+			continue;
+		}
+		if (check != mix(cpu, level, seq))
+			fail(s, "payload check mismatch");
+		if (s->seen[level] && seq <= s->read_seq[level])
+			fail(s, "seq did not increase");
+		s->seen[level] = true;
+		s->read_seq[level] = seq;
+	}
+	if (r == RB_ITER_ERROR)
+		fail(s, "malformed records");
+}
+
+static unsigned drain(unsigned ncpu)
+{
+	struct rb_read rd;
+	unsigned pages = 0;
+
+	for (unsigned c = 1; c < ncpu; c++) {
+		if (!cpus[c] || !cpus[c]->online)
+			continue;
+		while (ring_buffer_read_page(ring_buffer_cpu(&trace_rb, c), &rd) == 1) {
+			check_page(c, &rd);
+			pages++;
+		}
+	}
+	return pages;
+}
+
+static const char *stress_mode(int mode, unsigned ncpu)
+{
+	trap_handler_t old_timer = trap_get_handler(VEC_TIMER);
+	trap_handler_t old_nmi = trap_get_handler(VEC_NMI);
+	uint64_t t0, lim = tsc.hz / 1000 * STRESS_MS, nmis = 0;
+	unsigned next = 1;
+
+	if (!tracing_reconfigure(STRESS_PAGES, mode))
+		return "could not rebuild the buffers";
+	tracing_start();
+	for (unsigned c = 0; c < ncpu; c++)
+		stress[c] = (struct stress_cpu){ 0 };
+	stress_stop = false;
+	trap_set_handler(VEC_TIMER, stress_irq);
+	trap_set_handler(VEC_NMI, stress_nmi);
+	for (unsigned c = 1; c < ncpu; c++)
+		if (cpus[c] && cpus[c]->online && !smp_call_async(c, stress_writer, NULL))
+			return "a writer CPU is busy";
+	t0 = rdtsc();
+	while (rdtsc() - t0 < lim) {
+		drain(ncpu);
+		if (cpus[next] && cpus[next]->online) {
+			lapic_send_nmi(cpus[next]->apic_id);
+			nmis++;
+		}
+		next = next + 1 < ncpu ? next + 1 : 1;
+	}
+	__atomic_store_n(&stress_stop, true, __ATOMIC_RELEASE);
+	for (unsigned c = 1; c < ncpu; c++)
+		if (cpus[c] && cpus[c]->online && !smp_call_wait(c, 10000))
+			return "a writer did not stop";
+	trap_set_handler(VEC_TIMER, old_timer);
+	trap_set_handler(VEC_NMI, old_nmi);
+	tracing_stop();
+	tracing_flush_all();
+	drain(ncpu);
+	tracing_flush_all();	/* a flush in discard mode may need room first */
+	drain(ncpu);
+
+	for (unsigned c = 1; c < ncpu; c++) {
+		struct stress_cpu *s = &stress[c];
+		struct rb_stats st;
+		if (!cpus[c] || !cpus[c]->online)
+			continue;
+		ring_buffer_stats(ring_buffer_cpu(&trace_rb, c), &st);
+		printk("ktest: stress mode=%s cpu=%u written=%llu read=%llu overrun=%llu "
+		       "dropped=%llu commit_overrun=%llu in_buffer=%llu lost_reported=%llu "
+		       "irq=%u nmi=%u refused=%llu errors=%llu\n",
+		       mode == RB_MODE_OVERWRITE ? "overwrite" : "discard", c,
+		       (unsigned long long)st.written, (unsigned long long)s->events_read,
+		       (unsigned long long)st.overrun, (unsigned long long)st.dropped,
+		       (unsigned long long)st.commit_overrun, (unsigned long long)st.in_buffer,
+		       (unsigned long long)s->lost_reported, s->seq[2], s->seq[3],
+		       (unsigned long long)s->refused, (unsigned long long)s->errors);
+		if (s->errors) {
+			printk("ktest: stress cpu=%u first error: %s\n", c, s->first_error);
+			return s->first_error;
+		}
+		/* The one other event on a writer CPU: the IPI that started it. */
+		if (st.written != s->written + 1)
+			return "the buffer's written count differs from the writers' own";
+		if (st.in_buffer != 0)
+			return "events left in the buffer after the drain";
+		if (st.written != s->events_read + st.overrun + st.dropped)
+			return "identity broken: written != read + overrun + dropped";
+		if (st.read != s->events_read)
+			return "the buffer's read count differs from the events validated";
+		if (s->lost_reported != st.overrun + st.dropped)
+			return "the pages' lost counts differ from overrun + dropped";
+		if (s->seq[0] == 0 || s->seq[2] == 0)
+			return "no task-level or IRQ-level events were written";
+	}
+	printk("ktest: stress mode=%s nmis_sent=%llu\n",
+	       mode == RB_MODE_OVERWRITE ? "overwrite" : "discard", (unsigned long long)nmis);
+	return NULL;
+}
+
+KTEST(ring_buffer_stress)
+{
+	uint32_t pages = trace_pages;
+	int mode = trace_mode;
+	bool was_on = tracing_on();
+	unsigned ncpu = cpu_count < STRESS_WRITERS_MAX ? cpu_count : STRESS_WRITERS_MAX;
+	const char *why;
+
+	if (ncpu < 2)
+		return KT_SKIP("needs at least 2 CPUs");
+	if (!tsc.hz)
+		return "the TSC is not calibrated";
+	why = stress_mode(RB_MODE_OVERWRITE, ncpu);
+	if (!why)
+		why = stress_mode(RB_MODE_DISCARD, ncpu);
+	tracing_reconfigure(pages, mode);
+	if (was_on)
+		tracing_start();
+	else
+		tracing_stop();
+	return why;
+}
+
+KTEST(ring_buffer_refuses_bad_input)
+{
+	struct rb_cpu_buffer *cb = this_cpu_rb();
+	struct rb_cpu_buffer *none = ring_buffer_cpu(NULL, 0);
+	struct rb_stats before, after;
+	void *data;
+
+	ring_buffer_stats(cb, &before);
+	KT_ASSERT(ring_buffer_reserve(cb, 0, &data) == -RB_EINVAL);
+	KT_ASSERT(ring_buffer_reserve(cb, RB_MAX_PAYLOAD + 1, &data) == -RB_EINVAL);
+	ring_buffer_stats(cb, &after);
+	KT_ASSERT(after.rejected == before.rejected + 2);
+	KT_ASSERT(after.written == before.written);
+	/* The placeholder (no buffer) refuses and counts. */
+	ring_buffer_stats(none, &before);
+	KT_ASSERT(ring_buffer_reserve(none, 8, &data) == -RB_ENOBUF);
+	ring_buffer_stats(none, &after);
+	KT_ASSERT(after.refused == before.refused + 1);
+	return NULL;
+}
