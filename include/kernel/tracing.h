@@ -30,6 +30,9 @@ void trace_report_stops(void);
 /* End every CPU's tail page so its events can be read (runs on each CPU). */
 void tracing_flush_all(void);
 
+/* trace_event1(TEV_BENCH, v) out of line: for counting and benchmarks. */
+int trace_probe_event1(uint32_t v);
+
 static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
 {
 	struct rb_cpu_buffer *cb;
