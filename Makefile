@@ -43,7 +43,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/shell_trace.c kernel/demo.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/shell_trace.c kernel/demo.c kernel/bench.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c
 
 override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
@@ -54,8 +54,16 @@ override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
+# The benchmark's write loop, once per stamp variant (kernel/bench_writer.c).
+BENCH_VARIANTS := rdtsc rdtscp lfence convert
+bench_flags_rdtsc := -DTRACE_STAMP=0
+bench_flags_rdtscp := -DTRACE_STAMP=1
+bench_flags_lfence := -DTRACE_STAMP=2
+bench_flags_convert := -DTRACE_STAMP=0 -DTRACE_STAMP_CONVERT=1
+BENCH_OBJS := $(foreach v,$(BENCH_VARIANTS),$(BUILD)/kernel/bench_writer_$(v).o)
+
 KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
-	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS)) \
+	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS)) $(BENCH_OBJS) \
 	 $(BUILD)/gen/font.o
 
 # The console font comes from a Debian package at build time (not committed);
@@ -92,6 +100,11 @@ $(BUILD)/%.o: %.asm Makefile
 	@mkdir -p $(@D)
 	$(call quiet,NASM,$@)
 	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -o $@ $<
+
+$(BUILD)/kernel/bench_writer_%.o: kernel/bench_writer.c Makefile
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
 
 # The AP trampoline is flat code for a fixed low address, carried as a blob.
 $(BUILD)/boot/trampoline.bin: boot/trampoline.asm Makefile
@@ -137,6 +150,22 @@ run: deps
 	@$(MAKE) kernel
 	./run-qemu.sh --smp $(CPUS) --machine q35 --cmdline "$(CMDLINE)"
 
+# ---- host tools ---------------------------------------------------------------
+# The serial-capture decoder: the kernel's dump reader and text formatter,
+# compiled for the host. `make test-tools` checks it (and its CTF output,
+# with babeltrace2) on captures that tests/tools/mkcapture makes.
+.PHONY: tools test-tools
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c trace/dump_read.c trace/text.c \
+	trace/crc32.c trace/clock.c kernel/kprintf.c
+tools: $(BUILD)/tools/baretrace-decode
+$(BUILD)/tools/baretrace-decode: $(DECODE_SRCS) Makefile
+	@mkdir -p $(@D)
+	$(call quiet,HOSTCC,$@)
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -MMD -MP $(DECODE_SRCS) -o $@
+test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture
+	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage)"
+	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
+
 # ---- tests ------------------------------------------------------------------
 HOST_TESTS :=
 TSAN_TESTS :=
@@ -166,10 +195,33 @@ $(foreach t,$(TSAN_TESTS),$(eval $(call tsan_test,$(t))))
 test-host: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
 	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
 	@$(MAKE) test-tsan
+	@$(MAKE) test-tools
+	@$(MAKE) fuzz
 
 test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 	@$(foreach t,$(TSAN_TESTS),echo "== host (ThreadSanitizer): $(t)" && \
 		setarch -R $(BUILD)/host/$(t).tsan $($(t)_ARGS) &&) true
+
+# libFuzzer on the dump reader and text formatter for FUZZ_TIME seconds, from
+# seeds that mkcapture makes; new inputs collect in build/fuzz/corpus.
+.PHONY: fuzz
+CLANG ?= clang
+FUZZ_TIME ?= 30
+FUZZ_SRCS := tests/host/fuzz_dump.c trace/dump_read.c trace/text.c trace/crc32.c \
+	trace/clock.c kernel/kprintf.c
+$(BUILD)/fuzz/fuzz_dump: $(FUZZ_SRCS) Makefile
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)$(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Iinclude -MMD -MP $(FUZZ_SRCS) -o $@
+fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture
+	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
+	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds
+	@echo "== fuzz: dump_read + text for $(FUZZ_TIME) s (log: $(BUILD)/fuzz/log)"
+	$(Q)cd $(BUILD)/fuzz && ./fuzz_dump -max_total_time=$(FUZZ_TIME) -timeout=10 \
+		-max_len=65536 -print_final_stats=1 corpus seeds > log 2>&1 || \
+		{ grep -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' log; exit 1; }
+	@grep -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/log
 
 test-qemu: $(BUILD)/kernel.elf
 	$(PYTHON) -m pytest -q tests/qemu $(PYTEST_ARGS)
@@ -182,12 +234,39 @@ test: deps
 deps:
 	@scripts/deps.sh
 
+# ---- host benchmark (not a test; docs/bench-host.md) ------------------------
+# The trace write path built for the host against a floor and LTTng-UST.
+# scripts/bench-host.sh installs what it needs, builds, runs, reports.
+BENCH_HOST_SRCS := bench/host/bench_main.c bench/host/bench_peers.c \
+	bench/host/peer_baretrace.c bench/host/peer_floor.c \
+	trace/ring_buffer.c trace/ring_reader.c
+BENCH_HOST_LTTNG_SRCS := bench/host/bench_main.c bench/host/peer_lttng.c bench/host/lttng_tp.c
+BENCH_HOST_HDRS := $(wildcard bench/host/*.h bench/host/include/arch/*.h include/trace/*.h \
+	include/baretrace/*.h tests/host/include/arch/*.h)
+override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
+	-DHOST_TRACE_NO_HOOKS -Ibench/host/include -Iinclude -Itests/host/include -Ibench/host
+
+.PHONY: bench-host
+bench-host:
+	@scripts/bench-host.sh
+
+$(BUILD)/bench/bench-host: $(BENCH_HOST_SRCS) $(BENCH_HOST_HDRS) Makefile
+	@mkdir -p $(@D)
+	$(call quiet,HOSTCC,$@)
+	$(Q)$(HOSTCC) $(BENCH_HOST_CFLAGS) $(BENCH_HOST_SRCS) -o $@
+$(BUILD)/bench/bench-host-lttng: $(BENCH_HOST_LTTNG_SRCS) $(BENCH_HOST_HDRS) Makefile
+	@mkdir -p $(@D)
+	$(call quiet,HOSTCC,$@)
+	$(Q)$(HOSTCC) $(BENCH_HOST_CFLAGS) $(BENCH_HOST_LTTNG_SRCS) -o $@ -llttng-ust -ldl
+
 help:
 	@echo "make            build build/kernel.elf"
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
 	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
 	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
 	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
+	@echo "make tools      build build/tools/baretrace-decode (serial-capture decoder)"
+	@echo "make fuzz       fuzz the dump decoder for FUZZ_TIME=$(FUZZ_TIME) s"
 
 clean:
 	rm -rf $(BUILD)

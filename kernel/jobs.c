@@ -8,13 +8,14 @@
 #include <arch/exit.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/bench.h"
 #include "kernel/demo.h"
 #include "kernel/jobs.h"
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", NULL };
+static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -42,6 +43,8 @@ static bool run_one(const char *name, size_t len)
 		return job_fault();
 	if (len == 5 && !strncmp(name, "shell", 5))
 		shell_run();	/* leaves only through poweroff */
+	if (len == 5 && !strncmp(name, "bench", 5))
+		return bench_job();
 	if (len == 4 && !strncmp(name, "demo", 4))
 		return demo_run();
 	if (len == 4 && !strncmp(name, "echo", 4))

@@ -400,8 +400,12 @@ rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
 	uint8_t *page, *rp, *data;
 
 	state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
-	if (unlikely(state != RB_STATE_RECORDING))
+	if (unlikely(state != RB_STATE_RECORDING)) {
+		/* Tracing off: answered inline, a handful of instructions. */
+		if (state == RB_STATE_OFF)
+			return (struct rb_reservation){ NULL, -RB_EOFF };
 		return rb_refuse(cb, state);
+	}
 	if (unlikely(len - 1u >= RB_MAX_PAYLOAD))
 		return rb_reject_size(cb);
 

@@ -21,12 +21,41 @@
 #include <stdint.h>
 #include <arch/percpu.h>
 
+/*
+ * TRACE_STAMP selects the stamp instruction at build time: 0 rdtsc (the
+ * kernel's), 1 rdtscp, 2 lfence; rdtsc. TRACE_STAMP_CONVERT=1 converts to
+ * ns on the write path instead of leaving it to the reader. Only the
+ * benchmark builds the other variants (kernel/bench_writer.c, compiled
+ * once per variant), so that they can be compared on one kernel.
+ */
+#ifndef TRACE_STAMP
+#define TRACE_STAMP 0
+#endif
+#ifndef TRACE_STAMP_CONVERT
+#define TRACE_STAMP_CONVERT 0
+#endif
+
+#if TRACE_STAMP_CONVERT
+long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
+#endif
+
 static inline uint64_t arch_read_cycles(void)
 {
 	uint32_t lo, hi;
 
+#if TRACE_STAMP == 1
+	uint32_t aux;
+	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+#elif TRACE_STAMP == 2
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+#else
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+#endif
+#if TRACE_STAMP_CONVERT
+	return (uint64_t)trace_stamp_ns(((uint64_t)hi << 32) | lo);
+#else
 	return ((uint64_t)hi << 32) | lo;
+#endif
 }
 
 static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)

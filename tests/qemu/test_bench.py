@@ -1,0 +1,49 @@
+"""Write-path benchmarks: the icount instruction budget, and bad input."""
+import re
+
+# Under -icount shift=0 one cycle is one instruction: these are instruction
+# counts per event, net of the benchmark loop (measured with recording off).
+# The goal is 40 (issue 7); the write path measured 57 when this was set.
+WRITE_BUDGET = 60
+OFF_BUDGET = 6      # recording off: load, compare, branch, return
+
+
+def bench_line(r, **want):
+    for l in r.all(r"^bench: test="):
+        f = dict(re.findall(r"(\w+)=(\S+)", l))
+        if all(f.get(k) == v for k, v in want.items()):
+            return f
+    raise AssertionError(f"no bench line with {want}\n{r.out}")
+
+
+def test_icount_instruction_budget(qemu):
+    r = qemu("run=bench bench=ring exit", smp=2, icount=True, timeout=300)
+    assert r.rc == 0, r.out
+    f = bench_line(r, test="ring", reserve="xadd", stamp="rdtsc", convert="no", payload="8",
+                   reader="none")
+    assert float(f["cycles_per_event"]) <= WRITE_BUDGET, f
+    assert float(f["off_cycles"]) <= OFF_BUDGET, f
+    assert int(f["events"]) > 100000
+    # icount: the TSC is 1 GHz, so ns and cycles agree.
+    assert f["cycles_per_event"] == f["ns_per_event"]
+
+
+def test_bench_bad_input_keeps_the_shell(shell):
+    s = shell()
+    assert s.cmd("bench").startswith("error: usage: bench ring|event|all")
+    assert s.cmd("bench fast").startswith("error: usage: bench ring|event|all")
+    assert s.cmd("bench ring payload=5000").startswith("error: bench payload=5000: not accepted")
+    assert s.cmd("bench ring duration_ms=0").startswith("error: bench duration_ms=0: not accepted")
+    assert s.cmd("bench ring cpu=9").startswith("error: bench cpu=9: not accepted")
+    assert s.cmd("bench ring reserve=lock").startswith("error: bench reserve=lock: not accepted")
+    assert s.cmd("bench ring cpu=0 reader=page").startswith("error: reader=page reads on this CPU")
+    assert s.cmd("bench all now") == "error: bench all takes no options\n"
+    out = s.cmd("bench ring duration_ms=20 reader=page", timeout=120)
+    f = dict(re.findall(r"(\w+)=(\S+)", out.splitlines()[-1]))
+    assert f["test"] == "ring" and f["reader"] == "page" and int(f["events"]) > 0, out
+    out = s.cmd("bench event events=2000", timeout=120)
+    assert re.search(r"^bench event: cycles first=\d+ last=\d+ min=\d+ max=\d+ avg=[\d.]+ std=[\d.]+", out, re.M), out
+    assert re.search(r"^bench: test=event .* events=2000 ", out, re.M), out
+    assert s.cmd("status").startswith("trace: recording=on ")   # benchmarks leave tracing as they found it
+    s.send(b"poweroff\r")
+    assert s.close() == 0
