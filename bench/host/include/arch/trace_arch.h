@@ -1,0 +1,46 @@
+/*
+ * Architecture hooks of the ring buffer for the host benchmark: the host
+ * test shim, with the clock swapped for the kernel's.
+ *
+ * The host test shim (the next <arch/trace_arch.h> on the include path,
+ * reached with #include_next) reads CLOCK_MONOTONIC in a hosted build,
+ * because its stress test lets threads migrate between host CPUs.  The
+ * kernel's arch_read_cycles() is a bare rdtsc, and a benchmark of the write
+ * path must pay for the clock the kernel pays for, not for a vDSO call.  The benchmark's threads are pinned, so a raw TSC read is as
+ * monotonic per "CPU" as the hook contract asks.
+ *
+ * How: the shim is included with its arch_read_cycles renamed out of the
+ * way, then the name is defined again here.  Every other hook (local xadd,
+ * cmpxchg and add without LOCK, the thread-local context level, the warning
+ * printer) is the shim's own, unchanged.  Build with HOST_TRACE_NO_HOOKS so
+ * the shim's test injection points and fake clock are compiled out.
+ *
+ * BENCH_CLOCK selects the clock at build time:
+ *   0  rdtsc, what the kernel runs (default)
+ *   1  the shim's clock (clock_gettime), to see what the swap buys
+ */
+#ifndef BENCH_ARCH_TRACE_ARCH_H
+#define BENCH_ARCH_TRACE_ARCH_H
+
+#ifndef HOST_TRACE_NO_HOOKS
+#error "the benchmark measures the kernel's write path: build with -DHOST_TRACE_NO_HOOKS"
+#endif
+
+#ifndef BENCH_CLOCK
+#define BENCH_CLOCK 0
+#endif
+
+#define arch_read_cycles host_shim_read_cycles
+#include_next <arch/trace_arch.h>
+#undef arch_read_cycles
+
+static inline uint64_t arch_read_cycles(void)
+{
+#if BENCH_CLOCK == 0
+	return __builtin_ia32_rdtsc();	/* the kernel's: rdtsc, no fence */
+#else
+	return host_shim_read_cycles();
+#endif
+}
+
+#endif
