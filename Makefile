@@ -43,8 +43,9 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/shell_trace.c kernel/demo.c kernel/bench.c
-TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/shell_trace.c kernel/demo.c kernel/bench.c kernel/dump.c kernel/shell_dump.c
+TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
+	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c
 
 override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 	-ffreestanding -nostdlib -fno-pic -fno-pie -mno-red-zone \
@@ -155,8 +156,8 @@ run: deps
 # compiled for the host. `make test-tools` checks it (and its CTF output,
 # with babeltrace2) on captures that tests/tools/mkcapture makes.
 .PHONY: tools test-tools
-DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c trace/dump_read.c trace/text.c \
-	trace/crc32.c trace/clock.c kernel/kprintf.c
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c trace/dump_read.c trace/dump_scan.c \
+	trace/text.c trace/crc32.c trace/clock.c kernel/kprintf.c
 tools: $(BUILD)/tools/baretrace-decode
 $(BUILD)/tools/baretrace-decode: $(DECODE_SRCS) Makefile
 	@mkdir -p $(@D)
@@ -207,8 +208,8 @@ test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 .PHONY: fuzz
 CLANG ?= clang
 FUZZ_TIME ?= 30
-FUZZ_SRCS := tests/host/fuzz_dump.c trace/dump_read.c trace/text.c trace/crc32.c \
-	trace/clock.c kernel/kprintf.c
+FUZZ_SRCS := tests/host/fuzz_dump.c trace/dump_read.c trace/dump_scan.c trace/text.c \
+	trace/crc32.c trace/clock.c kernel/kprintf.c
 $(BUILD)/fuzz/fuzz_dump: $(FUZZ_SRCS) Makefile
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
@@ -220,10 +221,10 @@ fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture
 	@echo "== fuzz: dump_read + text for $(FUZZ_TIME) s (log: $(BUILD)/fuzz/log)"
 	$(Q)cd $(BUILD)/fuzz && ./fuzz_dump -max_total_time=$(FUZZ_TIME) -timeout=10 \
 		-max_len=65536 -print_final_stats=1 corpus seeds > log 2>&1 || \
-		{ grep -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' log; exit 1; }
-	@grep -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/log
+		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' log; exit 1; }
+	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/log
 
-test-qemu: $(BUILD)/kernel.elf
+test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode
 	$(PYTHON) -m pytest -q tests/qemu $(PYTEST_ARGS)
 
 test: deps

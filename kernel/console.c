@@ -101,6 +101,16 @@ void console_write(const char *s, size_t n)
 	unlock(flags);
 }
 
+void console_write_raw(const char *s, size_t n)
+{
+	uint64_t flags = lock();
+
+	for (struct console *c = consoles; c; c = c->next)
+		if (c->write_raw)
+			c->write_raw(c, s, n);
+	unlock(flags);
+}
+
 int console_getc(void)
 {
 	for (struct console *c = consoles; c; c = c->next) {

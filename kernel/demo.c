@@ -16,6 +16,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/demo.h"
+#include "kernel/dump.h"
 #include "kernel/tracing.h"
 
 #define DEMO_TICK_HZ		1000
@@ -89,5 +90,5 @@ bool demo_run(void)
 	tracing_stop();
 	tracing_flush_all();
 	printk("demo: done; recording stopped\n");
-	return true;
+	return dump_default();
 }

@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(gcc make binutils nasm qemu-system-x86 ovmf grub-common grub-pc-bin
       grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
-      console-setup-linux)	# console-setup-linux: the framebuffer console's font
+      console-setup-linux	# console-setup-linux: the framebuffer console's font
+      clang libclang-rt-14-dev babeltrace2)	# make fuzz (libFuzzer); CTF output test
 missing=()
 for p in "${pkgs[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

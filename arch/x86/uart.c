@@ -147,6 +147,15 @@ static void uart_con_write(struct console *c, const char *s, size_t n)
 	}
 }
 
+/* Bytes as they are: binary dumps must not get '\r' inserted. */
+static void uart_con_write_raw(struct console *c, const char *s, size_t n)
+{
+	struct uart *u = c->priv;
+
+	for (size_t i = 0; i < n && !u->dead; i++)
+		uart_putc(u, s[i]);
+}
+
 static int uart_con_getc(struct console *c)
 {
 	struct uart *u = c->priv;
@@ -160,6 +169,7 @@ void uart_register(struct uart *u, const char *name)
 {
 	u->con.name = name;
 	u->con.write = uart_con_write;
+	u->con.write_raw = uart_con_write_raw;
 	u->con.getc = uart_con_getc;
 	u->con.priv = u;
 	console_register(&u->con);

@@ -14,6 +14,7 @@ struct console {
 	const char *name;				/* shown at registration */
 	void (*write)(struct console *c, const char *s, size_t n); /* must not block forever */
 	int (*getc)(struct console *c);			/* next input byte or -1; may be NULL */
+	void (*write_raw)(struct console *c, const char *s, size_t n); /* 8-bit clean; NULL: not a byte stream */
 	void *priv;					/* driver state */
 	struct console *next;				/* registration list */
 };
@@ -21,6 +22,8 @@ struct console {
 void console_register(struct console *c);
 bool console_unregister(struct console *c);	/* false if it was not registered */
 void console_write(const char *s, size_t n);	/* to all consoles, serialised */
+/* Bytes unchanged to the consoles that carry a byte stream (serial ports). */
+void console_write_raw(const char *s, size_t n);
 int console_getc(void);				/* first console with input, or -1 */
 bool console_any(void);				/* is any console registered? */
 

@@ -51,7 +51,8 @@ class Run:
 
 
 def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
-             no_hpet=False, memory=None, timeout=90, grub_cmds=None, opts=(), extra=()):
+             no_hpet=False, memory=None, timeout=90, grub_cmds=None, opts=(), extra=(),
+             serial=None):
     """Boot once. opts: further run-qemu.sh options; extra: QEMU arguments."""
     args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
             "--machine", machine, "--cmdline", cmdline]
@@ -65,6 +66,8 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
         args += ["--memory", memory]
     if grub_cmds:
         args += ["--grub-cmds", grub_cmds]
+    if serial:
+        args += ["--serial", str(serial)]
     args += list(opts)
     if extra:
         args += ["--", *extra]

@@ -1,0 +1,191 @@
+/*
+ * The binary trace dump: one definition shared by the kernel, which writes
+ * it to the serial console, and the host decoder, which finds it again in a
+ * capture of that console.
+ *
+ * A dump is a sequence of frames written raw into the console stream, with
+ * ordinary text before and after it.  A frame is self-delimiting and
+ * checksummed, so a reader finds frames anywhere in a capture and, after
+ * damage (lost bytes, flipped bits, text written into the middle), finds
+ * the next good one by looking for the magic again.
+ *
+ *   frame
+ *    0      4    5    6        8            12           16             16+len
+ *   +------+----+----+--------+------------+------------+--------------+--------+
+ *   |magic |type|ver | dump   | len        | seq        | payload      | crc32  |
+ *   |BA54 52CE   |    | id     | (payload)  | (in dump)  | (len bytes)  |        |
+ *   +------+----+----+--------+------------+------------+--------------+--------+
+ *   <------------------ header, 16 bytes ---------------->               <- 4 B ->
+ *   crc32 = CRC-32 (IEEE) of the header and the payload, stored after them.
+ *
+ *   dump:  BEGIN  CLOCK x nr_cpus  PAGE ...  STATS x nr_cpus  END
+ *   seq:     0     1 .. nr_cpus    ...                        last
+ *
+ * Key: all integers little-endian; frames are not aligned in the stream
+ * (readers copy before use); payloads are the structs below, byte for byte.
+ * The magic bytes 0xBA 'T' 'R' 0xCE: two bytes above 0x7F that are not a
+ * valid UTF-8 sequence start, around two letters, so console text does not
+ * contain it by accident.  The CRC sits last so a writer streams a frame
+ * in one pass without buffering it.
+ *
+ * Every frame of one dump carries the same dump id; the frame sequence
+ * number starts at 0 with BEGIN and counts every frame.  A reader detects
+ * missing frames from gaps in seq, and the END frame lets it check that
+ * nothing at all is missing: it counts the frames and pages before it and
+ * chains their CRCs.
+ *
+ * PAGE frames carry ring pages exactly as the ring buffer recorded them
+ * (raw cycle stamps, see <trace/ring_format.h>): the 48-byte page header
+ * and the commit bytes of records after it.  The rest of a page is padding
+ * or unused and is not sent.  Conversion to ns happens in the reader, with
+ * the CLOCK frame of the page's CPU.
+ *
+ * docs/dump-format.md has the rationale and the cost per event.
+ */
+#ifndef TRACE_DUMP_FORMAT_H
+#define TRACE_DUMP_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <trace/clock.h>
+#include <trace/events.h>
+#include <trace/ring_format.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "dump structs are written as they are in memory: little-endian");
+
+#define DUMP_MAGIC0		0xbau
+#define DUMP_MAGIC1		0x54u	/* 'T' */
+#define DUMP_MAGIC2		0x52u	/* 'R' */
+#define DUMP_MAGIC3		0xceu
+#define DUMP_VERSION		1u	/* of the frame layout and payloads below */
+
+/*
+ * Version of the event set of <trace/events.h> (ids, field counts and
+ * meanings).  Bump it with every change there; the assertion below fails
+ * when an event is added, as a reminder.
+ */
+#define DUMP_EVENTS_VERSION	1u
+_Static_assert(TEV_MAX == 9, "events.h changed: bump DUMP_EVENTS_VERSION, then this");
+
+#define DUMP_MAX_CPUS		4096u	/* CPU ids a dump may describe */
+#define DUMP_HEADER_SIZE	16u
+#define DUMP_CRC_SIZE		4u
+#define DUMP_FRAME_OVERHEAD	(DUMP_HEADER_SIZE + DUMP_CRC_SIZE)
+
+enum dump_frame_type {
+	DUMP_FRAME_BEGIN = 1,	/* struct dump_begin */
+	DUMP_FRAME_CLOCK = 2,	/* struct dump_clock, one per CPU */
+	DUMP_FRAME_PAGE = 3,	/* struct dump_page_info + page bytes */
+	DUMP_FRAME_STATS = 4,	/* struct dump_stats, one per CPU */
+	DUMP_FRAME_END = 5,	/* struct dump_end */
+};
+
+struct dump_frame_header {
+	uint8_t magic[4];	/* DUMP_MAGIC0 .. DUMP_MAGIC3 */
+	uint8_t type;		/* enum dump_frame_type */
+	uint8_t version;	/* DUMP_VERSION */
+	uint16_t dump_id;	/* the same in every frame of one dump */
+	uint32_t len;		/* payload bytes between header and CRC */
+	uint32_t seq;		/* frame number in the dump, BEGIN = 0 */
+};
+
+_Static_assert(sizeof(struct dump_frame_header) == DUMP_HEADER_SIZE, "frame header");
+_Static_assert(offsetof(struct dump_frame_header, len) == 8, "frame header");
+_Static_assert(offsetof(struct dump_frame_header, seq) == 12, "frame header");
+
+/* BEGIN: what the reader needs before anything else. */
+struct dump_begin {
+	uint32_t ring_version;	/* RB_FORMAT_VERSION of the pages */
+	uint32_t events_version; /* DUMP_EVENTS_VERSION of their payloads */
+	uint32_t nr_cpus;	/* CPU ids 0 .. nr_cpus - 1 are described */
+	uint32_t page_size;	/* ring page size, bytes */
+	uint64_t tsc_hz;	/* calibrated counter frequency, 0 if unknown */
+	uint64_t tsc_err_ppb;	/* its error bound, parts per billion */
+	uint64_t start_cycles;	/* the dumping CPU's counter at BEGIN */
+};
+
+_Static_assert(sizeof(struct dump_begin) == 40, "dump_begin is a dump format");
+
+#define DUMP_CLOCK_TRUSTED	0x1u	/* skew bounded, no warps: stamps mergeable */
+
+/*
+ * CLOCK: one CPU's cycles-to-ns conversion and how far to trust it.  A
+ * CPU without a conversion (no calibrated frequency) sends conv all zero:
+ * mult 0 means "none", and its times read 0.
+ */
+struct dump_clock {
+	uint32_t cpu;		/* CPU id */
+	uint32_t flags;		/* DUMP_CLOCK_* */
+	struct clock_conv conv;	/* as the CPU's clock latch held it */
+	int64_t skew_cycles;	/* this CPU's counter minus the boot CPU's */
+	int64_t skew_uncert_cycles; /* bound of that measurement */
+};
+
+_Static_assert(sizeof(struct dump_clock) == 80, "dump_clock is a dump format");
+_Static_assert(offsetof(struct dump_clock, conv) == 8, "dump_clock is a dump format");
+
+/* PAGE: this struct, then data_len bytes of the page as recorded. */
+struct dump_page_info {
+	uint32_t cpu;		/* CPU the page belongs to (= page header cpu) */
+	uint32_t data_len;	/* page bytes that follow: header + commit */
+	uint64_t pos;		/* page sequence number (= page header pos) */
+	uint64_t lost_overrun;	/* events overwritten before it (struct rb_read) */
+	uint64_t lost_dropped;	/* events dropped before it (struct rb_read) */
+};
+
+_Static_assert(sizeof(struct dump_page_info) == 32, "dump_page_info is a dump format");
+
+#define DUMP_MAX_PAYLOAD	(sizeof(struct dump_page_info) + RB_PAGE_SIZE_MAX)
+
+/* dump_stats.state: the ring buffer's RB_STATE_* values. */
+enum {
+	DUMP_STATE_NONE = 0,	/* the CPU had no buffer */
+	DUMP_STATE_OFF = 1,	/* recording off */
+	DUMP_STATE_RECORDING = 2,
+	DUMP_STATE_STOPPED = 3,	/* integrity stop; see stop_reason */
+};
+
+#define DUMP_STOP_REASON_MAX	64	/* bytes, NUL included */
+
+/* STATS: one CPU's ring buffer counters (struct rb_stats) after the dump. */
+struct dump_stats {
+	uint32_t cpu;		/* CPU id */
+	uint32_t state;		/* DUMP_STATE_* */
+	uint64_t written;	/* events writers tried to record */
+	uint64_t entries;	/* events stored */
+	uint64_t overrun;	/* stored events overwritten before being read */
+	uint64_t dropped;	/* events not stored for lack of room */
+	uint64_t commit_overrun; /* ... of dropped: the tail met uncommitted data */
+	uint64_t busy;		/* ... of dropped: nested during a page switch */
+	uint64_t read;		/* events on pages the reader took */
+	uint64_t in_buffer;	/* stored, not read, not overwritten */
+	uint64_t bytes;		/* record bytes on completed pages */
+	uint64_t read_bytes;	/* record bytes on pages the reader took */
+	uint64_t lost;		/* events reported lost to the reader */
+	uint64_t pages_read;	/* pages the reader took */
+	uint64_t rejected;	/* reserves with a bad size */
+	uint64_t refused;	/* calls refused */
+	uint64_t recursion;	/* ... of refused: recursion or nesting */
+	uint64_t voided;	/* reservations voided and retried */
+	uint64_t clock_backwards; /* stamps clamped to their page base */
+	uint64_t claim_raced;	/* writer's claims that lost to the reader */
+	uint64_t read_raced;	/* reader's takes that lost to the writer */
+	char stop_reason[DUMP_STOP_REASON_MAX]; /* NUL-terminated, "" if none */
+};
+
+_Static_assert(sizeof(struct dump_stats) == 224, "dump_stats is a dump format");
+
+/* END: lets the reader prove it received the whole dump. */
+struct dump_end {
+	uint32_t frames;	/* frames before END, BEGIN included (= END's seq) */
+	uint32_t pages;		/* PAGE frames among them */
+	uint64_t events;	/* data records on those pages (sum of entries) */
+	uint32_t chain;		/* CRC-32 of the CRC fields of those frames, in order */
+	uint32_t reserved;	/* 0 */
+};
+
+_Static_assert(sizeof(struct dump_end) == 24, "dump_end is a dump format");
+
+#endif

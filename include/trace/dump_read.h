@@ -1,0 +1,99 @@
+/*
+ * Reading binary trace dumps back out of a console capture (format:
+ * <trace/dump_format.h>).
+ *
+ * Generic and freestanding like the writer: the caller hands in the whole
+ * capture and an arena; nothing else is allocated.  Damage never stops the
+ * reader: every frame that checks out is used, and every problem is
+ * reported through the caller's report function as one line of text, e.g.
+ *
+ *   frame seq 7 (PAGE) at byte offset 5120: bad CRC (stored 0x1a2b3c4d,
+ *       computed 0x99887766); skipped 4168 bytes to byte offset 9288
+ *   missing frames seq 7..7
+ *   capture ends inside frame seq 12 (PAGE) at byte offset 40960: 1000 of 4168 bytes present
+ *   no END frame: the last frame received is seq 11, ending at byte offset 40960
+ *
+ * A capture may hold several dumps (frames of one dump share a dump id
+ * and the first is BEGIN); one of them is decoded per call.
+ */
+#ifndef TRACE_DUMP_READ_H
+#define TRACE_DUMP_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <trace/dump_format.h>
+#include <trace/text.h>
+
+/* One CPU of the decoded dump. */
+struct dump_cpu {
+	uint32_t cpu;			/* CPU id (its index in dump_result.cpus) */
+	uint32_t clock_state;		/* enum trace_clock_state */
+	bool has_clock;			/* its CLOCK frame arrived */
+	bool has_stats;			/* its STATS frame arrived */
+	struct dump_clock clock;	/* as received, or a stand-in (clock_state) */
+	struct dump_stats stats;	/* as received; zero if not */
+	uint32_t nr_pages;		/* its pages received */
+	const void **pages;		/* copies, 8-byte aligned, in the order sent;
+					 * each holds 48 + commit bytes */
+	uint64_t *lost;			/* events lost before each page: the frame's
+					 * overrun + dropped, or more if frames of
+					 * this CPU went missing in the capture */
+	struct dump_page_info *info;	/* each page's PAGE frame info */
+	uint64_t events;		/* data records on its pages */
+};
+
+struct dump_result {
+	uint32_t nr_dumps;		/* dumps found in the capture */
+	uint32_t index;			/* the one decoded (0 = first) */
+	uint16_t dump_id;		/* its id */
+	bool has_begin;			/* its BEGIN frame arrived and made sense */
+	bool has_end;			/* its END frame arrived */
+	bool complete;			/* END confirms every frame arrived */
+	struct dump_begin begin;	/* as received; zero if not */
+	struct dump_end end;		/* as received; zero if not */
+	uint32_t nr_cpus;		/* entries in cpus: from BEGIN, else highest id + 1 */
+	uint32_t page_size;		/* from BEGIN, else the smallest that fits */
+	struct dump_cpu *cpus;		/* in the arena */
+	uint32_t frames;		/* frames received with a good CRC */
+	uint32_t pages;			/* pages accepted */
+	uint64_t events;		/* data records on them */
+	uint32_t problems;		/* lines reported */
+	size_t start_off;		/* byte range of the dump in the capture */
+	size_t end_off;			/* (start_off .. end_off - 1) */
+	size_t arena_needed;		/* arena bytes this dump needs */
+};
+
+struct dump_read_opts {
+	int32_t which;				/* dump to decode: 0, 1, ...; -1 the last */
+	void (*report)(void *ctx, const char *line); /* problems, one line each; may be NULL */
+	void *report_ctx;			/* its argument */
+};
+
+enum {
+	DUMP_READ_ARENA = -1,		/* arena too small: see arena_needed, call again */
+	DUMP_READ_OK = 0,		/* the whole dump, verified by its END frame */
+	DUMP_READ_DAMAGED = 1,		/* decoded as far as valid; problems reported */
+	DUMP_READ_NOTHING = 3,		/* no valid frame in the capture */
+	DUMP_READ_NO_SUCH_DUMP = 4,	/* opts->which is past the last dump */
+};
+
+/*
+ * Find the frames in capture[0 .. len), pick one dump and decode it into
+ * *out, with its pages copied into arena (8-byte aligned, arena_size
+ * bytes; NULL/0 to ask for the size).  Reports go out only from a call
+ * that decodes, so asking for the size first reports nothing.
+ * Returns one of DUMP_READ_*.  out->nr_dumps is always filled; with
+ * DUMP_READ_ARENA so are arena_needed, nr_cpus and page_size.
+ */
+int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts,
+	      void *arena, size_t arena_size, struct dump_result *out);
+
+/* The text formatter's view of a decoded dump: out[0 .. r->nr_cpus). */
+void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out);
+
+/* Name of a frame type for messages ("PAGE"), "type?" if unknown. */
+const char *dump_frame_name(uint32_t type);
+
+#endif

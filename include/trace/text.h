@@ -1,0 +1,151 @@
+/*
+ * Trace text in the layout of ftrace's trace file, generic and
+ * freestanding: the kernel's `dump text` and the host decoder both print
+ * through it, so the two print byte-identical text from the same pages.
+ *
+ *   # tracer: baretrace
+ *   #
+ *   # entries-in-buffer/entries-written: 1200/1217   #P:2
+ *   # cpu=0 entries=700 overrun=17 dropped=0 commit_overrun=0 read=683 lost=17
+ *   # cpu=1 entries=500 overrun=0 dropped=0 commit_overrun=0 read=500 lost=0 clock=untrusted
+ *   # U: clock=untrusted: the kernel could not bound this CPU's TSC skew, ...
+ *   #
+ *   #      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION
+ *   #         | |      |     |             |      |
+ *          task-0     [000] ....     0.012345678: producer: seq=1 value=7
+ *   CPU:0 [LOST 17 EVENTS]
+ *           irq-1     [001] ..hU     0.012346001: lapic_tick: tick=4
+ *
+ * Event lines: <context>-<cpu> [<cpu>] <flags> <seconds>.<9 digits>: <name>:
+ * <field>=<value> ...; the context is the writer's level (task, softirq,
+ * irq, nmi) and the flags are four characters:
+ *   1  '.'   (ftrace: interrupts disabled; not recorded here)
+ *   2  '.'   (ftrace: need-resched; no scheduler here)
+ *   3  '.' task, 's' softirq, 'h' irq, 'z' NMI (as ftrace's third column)
+ *   4  '.' or 'U' when the CPU's clock is untrusted or missing: its
+ *      stamps are not comparable with other CPUs' (the cpu= line says
+ *      which, and a "# U:" line under them what it means)
+ * Events whose id is unknown or whose payload does not match their id
+ * print as "unknown: id=<id> bytes=<payload bytes>".  A page whose records
+ * stop making sense prints "CPU:<n> [MALFORMED PAGE pos=<p> at offset <o>]"
+ * and the rest of that page is skipped.
+ *
+ * Order: all selected CPUs merged by converted ns, each CPU with its own
+ * clock_conv; ties go to the lower CPU id, and one CPU's items keep their
+ * buffer order.  "CPU:<n> [LOST <m> EVENTS]" stands where the page that
+ * reported the loss begins: it is placed at that page's base stamp, so it
+ * comes right before the page's first event in that CPU's order.
+ */
+#ifndef TRACE_TEXT_H
+#define TRACE_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <trace/clock.h>
+#include <trace/dump_format.h>
+#include <trace/events.h>
+#include <trace/sink.h>
+
+#define TRACE_TEXT_ALL_CPUS	UINT32_MAX
+
+/* How far a CPU's timestamps can be trusted. */
+enum trace_clock_state {
+	TRACE_CLOCK_TRUSTED = 0,	/* skew bounded, no warps */
+	TRACE_CLOCK_UNTRUSTED = 1,	/* the kernel could not bound its skew */
+	TRACE_CLOCK_MISSING = 2,	/* no conversion (mult 0), or none in the dump */
+};
+
+/*
+ * The state of a CPU's clock as a dump describes it: the one rule the
+ * kernel and the decoder both apply.  A conversion with mult 0 (all zero:
+ * the kernel had none, e.g. no TSC frequency) is MISSING; its times then
+ * print as clock_cycles_to_ns() makes them, 0 for a zeroed conversion.
+ */
+static inline uint32_t trace_clock_state(const struct dump_clock *c)
+{
+	if (c->conv.mult == 0)
+		return TRACE_CLOCK_MISSING;
+	return (c->flags & DUMP_CLOCK_TRUSTED) ? TRACE_CLOCK_TRUSTED : TRACE_CLOCK_UNTRUSTED;
+}
+
+/* One CPU's part of the trace. */
+struct trace_text_cpu {
+	uint32_t cpu;			/* CPU id, as printed */
+	uint32_t clock_state;		/* enum trace_clock_state */
+	const struct clock_conv *clock;	/* its cycles->ns conversion; never NULL */
+	const struct dump_stats *stats;	/* its counters, NULL if unknown */
+	uint32_t page_size;		/* ring page size, bytes */
+	uint32_t nr_pages;		/* entries in pages[] (and lost[]) */
+	const void *const *pages;	/* in the order taken; 8-byte aligned, each
+					 * readable for 48 + its commit bytes */
+	const uint64_t *lost;		/* events lost before each page (overrun +
+					 * dropped), or NULL: the page header's lost */
+};
+
+/* Selections. */
+struct trace_text_opts {
+	uint64_t last;			/* only the last N events of the merged order; 0: all */
+	uint32_t cpu;			/* only this CPU id; TRACE_TEXT_ALL_CPUS: every one */
+};
+
+/*
+ * Parse one selection argument, "last=N" (N >= 1) or "cpu=N", into *opts
+ * (start from { .last = 0, .cpu = TRACE_TEXT_ALL_CPUS }).  Returns 0 if
+ * taken, -1 if it is a selection with a bad number (opts untouched), 1 if
+ * it is no selection at all.  The kernel's `dump text` and the decoder
+ * read their selections with it.
+ */
+int trace_text_parse_arg(const char *arg, struct trace_text_opts *opts);
+
+/* What was written, for callers and tests. */
+struct trace_text_summary {
+	uint64_t events;		/* events on the selected CPUs' pages */
+	uint64_t printed;		/* event lines written */
+	uint64_t unknown;		/* ... of them as "unknown" */
+	uint64_t lost_lines;		/* LOST lines written */
+	uint64_t lost_events;		/* events those lines count */
+	uint64_t malformed;		/* MALFORMED PAGE lines written */
+};
+
+/* Scratch bytes trace_text_write() needs for nr_cpus CPUs. */
+size_t trace_text_scratch_size(uint32_t nr_cpus);
+
+/*
+ * Write the text of the trace held in cpus[0 .. nr_cpus - 1] (one entry
+ * per CPU id of the dump; "#P:" prints nr_cpus) through out.  scratch is
+ * caller memory of at least trace_text_scratch_size(nr_cpus) bytes, 8-byte
+ * aligned; nothing else is allocated, and nothing is kept after the call.
+ * Pages are only read.  sum may be NULL.  Returns 0, or -1 (nothing
+ * written) if scratch is too small or an entry has no clock.
+ */
+int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
+		     const struct trace_text_opts *opts, void *scratch,
+		     size_t scratch_size, const struct trace_sink *out,
+		     struct trace_text_summary *sum);
+
+/* One event's payload, decoded. */
+struct trace_event_view {
+	const struct trace_event_desc *desc; /* its description; NULL: unknown */
+	uint32_t id;			/* event id (payload's first 16 bits) */
+	uint32_t ctx;			/* writer's context level */
+	uint32_t bytes;			/* payload bytes */
+	uint32_t nfields;		/* fields in f[] (0 when unknown) */
+	uint32_t f[TRACE_FIELDS_MAX];	/* field values */
+};
+
+/*
+ * Decode the payload of one data record (len bytes, a multiple of 4).
+ * Returns true for a known event whose payload matches its description
+ * exactly (id, context level 0..3, field count, length); otherwise v
+ * describes it as unknown (desc NULL) and it returns false.  The text and
+ * the CTF converter use this one rule.
+ */
+bool trace_event_parse(const uint8_t *data, uint32_t len, struct trace_event_view *v);
+
+/* The flag characters and context name of a known event (see above). */
+char trace_ctx_flag(uint32_t ctx);
+const char *trace_ctx_name(uint32_t ctx);
+
+#endif

@@ -1,0 +1,307 @@
+/*
+ * The simulated machine of dump_sim.h.
+ *
+ * Time: one global clock in ns.  CPU c's counter reads
+ * cycle_base_c + now * hz_c / 1e9, and its conversion is clock_conv_init
+ * (hz_c, cycle_base_c, 0) plus a small offset_ns standing for its measured
+ * skew, so converted times of different CPUs interleave as real ones would
+ * and the merge has work to do.  CPU 2 (when there is one) is flagged
+ * untrusted.  The ring buffer reads the counter through the host shim's
+ * fake clock, set before every write.
+ *
+ * Loss: CPU 0 and 1 rings overwrite, CPU 2 discards (drops), CPU 3 is
+ * drained often and loses nothing.  With cfg->drain_every the reader also
+ * takes pages while events are written, as a streaming dump would.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRACE_ARCH_HOST_DEFINE
+#include <arch/trace_arch.h>
+
+#include "dump_sim.h"
+#include <trace/dump_rb.h>
+
+static void die(const char *why)
+{
+	fprintf(stderr, "dump_sim: %s\n", why);
+	abort();
+}
+
+void membuf_write(void *ctx, const void *buf, size_t len)
+{
+	struct membuf *m = ctx;
+
+	if (m->len + len > m->cap) {
+		size_t cap = m->cap ? m->cap : 4096;
+
+		while (cap < m->len + len)
+			cap *= 2;
+		m->p = realloc(m->p, cap);
+		if (!m->p)
+			die("out of memory");
+		m->cap = cap;
+	}
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+}
+
+void membuf_puts(struct membuf *m, const char *s)
+{
+	membuf_write(m, s, strlen(s));
+}
+
+void membuf_free(struct membuf *m)
+{
+	free(m->p);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint32_t rnd(struct sim *s)
+{
+	/* xorshift64*: deterministic for a seed, good enough for tests. */
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return (uint32_t)((s->rng * 2685821657736338717ull) >> 32);
+}
+
+static uint64_t cycles_at(const struct sim_cpu *c, uint64_t ns)
+{
+	return c->cycle_base + (uint64_t)((unsigned __int128)ns * c->hz / CLOCK_NSEC_PER_SEC);
+}
+
+/* Take every readable page of c, keeping a copy of each. */
+static void drain(struct sim *s, struct sim_cpu *c)
+{
+	struct rb_read rd;
+	int rc;
+
+	while ((rc = ring_buffer_read_page(c->cb, &rd)) == 1) {
+		void *copy;
+
+		if (c->nr_taken == c->cap_taken) {
+			c->cap_taken = c->cap_taken ? 2 * c->cap_taken : 64;
+			c->taken = realloc(c->taken, c->cap_taken * sizeof(void *));
+			c->lost_overrun = realloc(c->lost_overrun, c->cap_taken * 8);
+			c->lost_dropped = realloc(c->lost_dropped, c->cap_taken * 8);
+			c->lost = realloc(c->lost, c->cap_taken * 8);
+			if (!c->taken || !c->lost_overrun || !c->lost_dropped || !c->lost)
+				die("out of memory");
+		}
+		copy = aligned_alloc(64, s->cfg.page_size);
+		if (!copy)
+			die("out of memory");
+		memcpy(copy, rd.page, rd.page_size);
+		c->taken[c->nr_taken] = copy;
+		c->lost_overrun[c->nr_taken] = rd.lost_overrun;
+		c->lost_dropped[c->nr_taken] = rd.lost_dropped;
+		c->lost[c->nr_taken] = rd.lost_overrun + rd.lost_dropped;
+		c->nr_taken++;
+	}
+	if (rc < 0)
+		die("ring_buffer_read_page failed");
+}
+
+/* One event on CPU ci at the current time. */
+static void write_event(struct sim *s, uint32_t ci, uint32_t serial)
+{
+	struct sim_cpu *c = &s->cpu[ci];
+	uint32_t payload[1 + TRACE_FIELDS_MAX];
+	struct trace_ent_hdr h;
+	uint32_t kind = rnd(s) % (s->cfg.odd_events ? 10 : 8), len, i;
+
+	h.ctx = (uint8_t)(rnd(s) % 4);
+	if (kind < 8) {
+		h.id = (uint16_t)(TEV_TICK + kind);
+		h.nfields = trace_event_descs[h.id].nfields;
+	} else if (kind == 8) {
+		h.id = (uint16_t)(TEV_MAX + rnd(s) % 100);	/* unknown id */
+		h.nfields = (uint8_t)(rnd(s) % 3);
+	} else {
+		h.id = TEV_PRODUCER;				/* wrong field count */
+		h.nfields = 1;
+	}
+	len = 4 + 4u * h.nfields;
+	memcpy(&payload[0], &h, sizeof(h));
+	for (i = 0; i < h.nfields; i++)
+		payload[1 + i] = i == 0 ? serial : rnd(s) % 100000;
+
+	host_trace_level = h.ctx;
+	host_fake_now = cycles_at(c, s->now_ns);
+	host_fake_step = 0;
+	c->attempts++;
+	(void)ring_buffer_write(c->cb, payload, len);
+	host_trace_level = 0;
+}
+
+static void setup_cpu(struct sim *s, uint32_t ci)
+{
+	static const uint64_t hz[SIM_MAX_CPUS] = {
+		1000000000ull, 2445426081ull, 3000000000ull, 14318180ull,
+	};
+	static const int64_t offset[SIM_MAX_CPUS] = { 0, -49, 1234, 77 };
+	struct sim_cpu *c = &s->cpu[ci];
+	struct rb_cpu_config cfg = {
+		.cpu = ci,
+		.nr_pages = s->cfg.nr_pages,
+		.page_size = s->cfg.page_size,
+		.mode = ci == 2 ? RB_MODE_DISCARD : RB_MODE_OVERWRITE,
+	};
+	size_t size = ring_buffer_cpu_size(cfg.nr_pages);
+	uint32_t i;
+
+	c->hz = hz[ci];
+	c->cycle_base = 1000000ull * (ci + 1) + 12345;
+	c->trusted = ci != 2;
+	c->cb = aligned_alloc(CACHELINE_SIZE, ALIGN_UP(size, CACHELINE_SIZE));
+	c->ring = calloc(cfg.nr_pages + 1, sizeof(void *));
+	if (!c->cb || !c->ring)
+		die("out of memory");
+	for (i = 0; i <= cfg.nr_pages; i++) {
+		c->ring[i] = aligned_alloc(cfg.page_size, cfg.page_size);
+		if (!c->ring[i])
+			die("out of memory");
+		memset(c->ring[i], 0xa5, cfg.page_size);
+	}
+	if (ring_buffer_cpu_init(c->cb, size, &cfg, c->ring))
+		die("ring_buffer_cpu_init failed");
+
+	memset(&c->clock, 0, sizeof(c->clock));
+	c->clock.cpu = ci;
+	c->clock.flags = c->trusted ? DUMP_CLOCK_TRUSTED : 0;
+	if (clock_conv_init(&c->clock.conv, c->hz, c->cycle_base, 0))
+		die("clock_conv_init failed");
+	c->clock.conv.offset_ns = offset[ci];
+	c->clock.skew_cycles = offset[ci] * 2;
+	c->clock.skew_uncert_cycles = c->trusted ? 300 : 90000;
+}
+
+void sim_run(struct sim *s, const struct sim_cfg *cfg)
+{
+	struct rb_stats st;
+	uint32_t i, ci;
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	s->rng = 0x9e3779b97f4a7c15ull ^ cfg->seed;
+	s->now_ns = 5000;
+	if (cfg->nr_cpus == 0 || cfg->nr_cpus > SIM_MAX_CPUS)
+		die("bad CPU count");
+	host_fake_clock_on = 1;
+	host_warn_quiet = 1;
+	for (ci = 0; ci < cfg->nr_cpus; ci++)
+		setup_cpu(s, ci);
+
+	for (i = 0; i < cfg->events; i++) {
+		/* Mostly small steps, some long quiet spells (extends, abs stamps). */
+		uint32_t r = rnd(s) % 1000;
+
+		s->now_ns += r < 990 ? rnd(s) % 3000 : r < 998 ? rnd(s) % 200000000u
+							       : 900000000u + rnd(s) % 1000;
+		ci = rnd(s) % cfg->nr_cpus;
+		write_event(s, ci, i);
+		if (ci == 3 || (cfg->drain_every && i % cfg->drain_every == 0))
+			drain(s, &s->cpu[ci]);
+	}
+	/* End of recording: hand over the tail pages, take everything. */
+	for (ci = 0; ci < cfg->nr_cpus; ci++) {
+		struct sim_cpu *c = &s->cpu[ci];
+
+		host_fake_now = cycles_at(c, s->now_ns);
+		ring_buffer_record_off(c->cb);
+		if (ring_buffer_flush(c->cb) == -RB_EFULL) {
+			drain(s, c);	/* discard mode full: make room, then flush */
+			if (ring_buffer_flush(c->cb))
+				die("flush failed");
+		}
+		drain(s, c);
+		if (ci == 1)
+			ring_buffer_stop(c->cb, "simulated integrity stop");
+		ring_buffer_stats(c->cb, &st);
+		dump_stats_from_rb(&c->stats, ci, &st);
+	}
+}
+
+void sim_free(struct sim *s)
+{
+	uint32_t ci, i;
+
+	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {
+		struct sim_cpu *c = &s->cpu[ci];
+
+		for (i = 0; i < c->nr_taken; i++)
+			free(c->taken[i]);
+		for (i = 0; i <= s->cfg.nr_pages; i++)
+			free(c->ring[i]);
+		free(c->ring);
+		free(c->taken);
+		free(c->lost_overrun);
+		free(c->lost_dropped);
+		free(c->lost);
+		free(c->cb);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+int sim_text(const struct sim *s, const struct trace_text_opts *o, struct membuf *out,
+	     struct trace_text_summary *sum)
+{
+	struct trace_text_cpu tc[SIM_MAX_CPUS];
+	struct trace_sink sink = { membuf_write, out };
+	uint64_t scratch[1024];
+	uint32_t ci;
+
+	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {
+		const struct sim_cpu *c = &s->cpu[ci];
+
+		tc[ci] = (struct trace_text_cpu){
+			.cpu = ci,
+			.clock_state = trace_clock_state(&c->clock),
+			.clock = &c->clock.conv,
+			.stats = &c->stats,
+			.page_size = s->cfg.page_size,
+			.nr_pages = c->nr_taken,
+			.pages = (const void *const *)c->taken,
+			.lost = c->lost,
+		};
+	}
+	return trace_text_write(tc, s->cfg.nr_cpus, o, scratch, sizeof(scratch), &sink, sum);
+}
+
+void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
+{
+	struct trace_sink sink = { membuf_write, out };
+	struct dump_begin b = {
+		.nr_cpus = s->cfg.nr_cpus,
+		.page_size = s->cfg.page_size,
+		.tsc_hz = s->cpu[0].hz,
+		.tsc_err_ppb = 10299,
+		.start_cycles = cycles_at(&s->cpu[0], s->now_ns),
+	};
+	struct dump_writer w;
+	uint32_t ci, i;
+
+	dump_write_begin(&w, &sink, dump_id, &b);
+	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
+		dump_write_clock(&w, &s->cpu[ci].clock);
+	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {
+		const struct sim_cpu *c = &s->cpu[ci];
+
+		for (i = 0; i < c->nr_taken; i++)
+			dump_write_page(&w, ci, c->taken[i], s->cfg.page_size,
+					c->lost_overrun[i], c->lost_dropped[i]);
+	}
+	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
+		dump_write_stats(&w, &s->cpu[ci].stats);
+	dump_write_end(&w);
+}
+
+void sim_capture(const struct sim *s, uint16_t dump_id, struct membuf *out)
+{
+	membuf_puts(out, "[    0.140293] run: job=shell\r\nshell: type 'help' for commands\r\n"
+			 "baretrace> dump\r\n");
+	sim_dump(s, dump_id, out);
+	membuf_puts(out, "\r\ndump: done\r\nbaretrace> ");
+}

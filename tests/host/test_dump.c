@@ -1,0 +1,613 @@
+/*
+ * Binary dumps and trace text, on the host: CRC-32, the exact text layout,
+ * and the round trip ring buffers -> dump -> decoder -> text, which must
+ * give byte for byte the text the kernel would print straight from its
+ * ring buffers.  The machine is simulated by dump_sim.c (real ring buffers,
+ * several CPUs with their own clocks, overwrite and discard losses).
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dump_sim.h"
+#include <trace/crc32.h>
+#include <trace/dump_read.h>
+
+/* ---- helpers ---- */
+
+static void report_to_membuf(void *ctx, const char *line)
+{
+	membuf_puts(ctx, line);
+	membuf_puts(ctx, "\n");
+}
+
+/* Decode cap; text of the decoded dump into *text, reports into *rep. */
+static int decode(const struct membuf *cap, int32_t which, struct dump_result *r,
+		  void **arena, struct membuf *text, struct membuf *rep,
+		  const struct trace_text_opts *o, struct trace_text_summary *sum)
+{
+	struct dump_read_opts ro = { .which = which, .report = report_to_membuf,
+				     .report_ctx = rep };
+	struct trace_sink sink = { membuf_write, text };
+	struct trace_text_cpu *tc;
+	void *scratch;
+	int rc;
+
+	rc = dump_read(cap->p, cap->len, &ro, NULL, 0, r);
+	if (rc != DUMP_READ_ARENA)
+		return rc;
+	*arena = aligned_alloc(8, ALIGN_UP(r->arena_needed + 8, 8));
+	assert_non_null(*arena);
+	rc = dump_read(cap->p, cap->len, &ro, *arena, r->arena_needed, r);
+	assert_true(rc == DUMP_READ_OK || rc == DUMP_READ_DAMAGED);
+	if (text) {
+		struct trace_text_opts all = { .cpu = TRACE_TEXT_ALL_CPUS };
+
+		tc = calloc(r->nr_cpus + 1, sizeof(*tc));
+		scratch = aligned_alloc(8, trace_text_scratch_size(r->nr_cpus) + 8);
+		assert_non_null(tc);
+		assert_non_null(scratch);
+		dump_text_cpus(r, tc);
+		assert_int_equal(trace_text_write(tc, r->nr_cpus, o ? o : &all, scratch,
+						  trace_text_scratch_size(r->nr_cpus), &sink,
+						  sum), 0);
+		free(tc);
+		free(scratch);
+	}
+	return rc;
+}
+
+static const struct sim_cfg big_cfg = {
+	.seed = 1, .nr_cpus = 4, .events = 6000, .page_size = 2048, .nr_pages = 6,
+	.drain_every = 0, .odd_events = true,
+};
+
+/* Number of lines of t that start with prefix / contain needle. */
+static size_t count_lines(const struct membuf *t, const char *needle, bool prefix)
+{
+	size_t n = 0, i = 0, nl = strlen(needle);
+
+	while (i < t->len) {
+		const char *line = (const char *)t->p + i;
+		const char *end = memchr(line, '\n', t->len - i);
+		size_t ll = end ? (size_t)(end - line) : t->len - i;
+
+		if (prefix ? (ll >= nl && !memcmp(line, needle, nl))
+			   : memmem(line, ll, needle, nl) != NULL)
+			n++;
+		i += ll + 1;
+	}
+	return n;
+}
+
+/* ---- CRC-32 ---- */
+
+static uint32_t crc_bitwise(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	int k;
+
+	while (n--) {
+		c ^= *p++;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+	}
+	return ~c;
+}
+
+static void test_crc32(void **state)
+{
+	uint8_t buf[1000];
+	uint32_t i, c;
+
+	(void)state;
+	assert_int_equal(crc32("123456789", 9), 0xcbf43926u);
+	assert_int_equal(crc32("", 0), 0);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131u + (i >> 3));
+	for (i = 0; i < sizeof(buf); i += 37) {
+		assert_int_equal(crc32(buf, i), crc_bitwise(buf, i));
+		c = crc32_update(CRC32_INIT, buf, i / 3);
+		c = crc32_final(crc32_update(c, buf + i / 3, i - i / 3));
+		assert_int_equal(c, crc_bitwise(buf, i));
+	}
+}
+
+/* ---- exact text ---- */
+
+/* A hand-made page: header plus the given records. */
+static void make_page(uint8_t *page, uint32_t size, uint32_t cpu, uint64_t pos,
+		      uint64_t base, const uint32_t *words, uint32_t nwords, uint32_t lost)
+{
+	struct rb_page_header *h = (struct rb_page_header *)page;
+
+	memset(page, 0, size);
+	h->base_ts = base;
+	h->pos = pos;
+	h->commit = 4 * nwords;
+	h->cpu = (uint16_t)cpu;
+	h->version = RB_FORMAT_VERSION;
+	h->lost = lost;
+	memcpy(page + RB_PAGE_HEADER_SIZE, words, 4 * nwords);
+}
+
+#define REC(kind, delta)	((kind) | (uint32_t)(delta) << 5)
+#define HDR(id, ctx, n)		((uint32_t)(id) | (uint32_t)(ctx) << 16 | (uint32_t)(n) << 24)
+
+static void test_text_exact(void **state)
+{
+	static uint8_t p0[2048] __aligned(8), p1[2048] __aligned(8), p2[2048] __aligned(8);
+	const uint32_t w0[] = {
+		REC(3, 10), HDR(TEV_PRODUCER, 0, 2), 1, 7,	/* 1.000000010 */
+		REC(2, 2000), HDR(TEV_TICK, 2, 1), 4,		/* 1.000002000 */
+		REC(2, 3000), HDR(99, 1, 1), 5,			/* unknown id */
+	};
+	const uint32_t w1[] = {
+		REC(2, 500), HDR(TEV_NMI, 3, 1), 9,		/* 0.999999551 (offset -49) */
+		REC(2, 2000), HDR(TEV_MARK, 1, 1), 3,		/* 1.000001051 */
+	};
+	const uint32_t w2[] = {
+		REC(2, 1), HDR(TEV_MARK, 0, 1), 42,
+		REC(31, 0),					/* invalid record */
+	};
+	struct clock_conv c0, c1;
+	struct dump_stats st0 = { .cpu = 0, .state = DUMP_STATE_OFF, .written = 5,
+				  .entries = 3, .overrun = 2, .read = 3, .lost = 2 };
+	const void *pages0[] = { p0, p2 }, *pages1[] = { p1 };
+	const uint64_t lost0[] = { 2, 0 };
+	struct trace_text_cpu tc[2] = {
+		{ .cpu = 0, .clock = &c0, .stats = &st0, .page_size = 2048, .nr_pages = 2,
+		  .pages = pages0, .lost = lost0 },
+		{ .cpu = 1, .clock_state = TRACE_CLOCK_UNTRUSTED, .clock = &c1,
+		  .page_size = 2048, .nr_pages = 1, .pages = pages1 },
+	};
+	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct membuf out = { 0 };
+	struct trace_sink sink = { membuf_write, &out };
+	struct trace_text_summary sum;
+	uint64_t scratch[256];
+	const char *want =
+		"# tracer: baretrace\n"
+		"#\n"
+		"# entries-in-buffer/entries-written: 6/7   #P:2\n"
+		"# cpu=0 entries=3 overrun=2 dropped=0 commit_overrun=0 read=3 lost=2\n"
+		"# cpu=1 stats=missing clock=untrusted\n"
+		"# U: clock=untrusted: the kernel could not bound this CPU's TSC skew, or its "
+		"TSC went backwards; its times may be off against other CPUs'\n"
+		"#\n"
+		"#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION\n"
+		"#         | |      |     |             |      |\n"
+		"        nmi-1     [001] ..zU     0.999999551: nmi: count=9\n"
+		"CPU:0 [LOST 2 EVENTS]\n"
+		"       task-0     [000] ....     1.000000010: producer: seq=1 value=7\n"
+		"    softirq-1     [001] ..sU     1.000001051: mark: id=3\n"
+		"        irq-0     [000] ..h.     1.000002000: lapic_tick: tick=4\n"
+		"    softirq-0     [000] ..s.     1.000003000: unknown: id=99 bytes=8\n"
+		"       task-0     [000] ....     2.000000001: mark: id=42\n"
+		"CPU:0 [MALFORMED PAGE pos=1 at offset 12]\n";
+
+	(void)state;
+	/* 1 GHz counters; cpu 1 reads 1e9 cycles ahead and has offset -49 ns. */
+	assert_int_equal(clock_conv_init(&c0, 1000000000ull, 0, 0), 0);
+	assert_int_equal(clock_conv_init(&c1, 1000000000ull, 1000000000ull, 0), 0);
+	c1.offset_ns = -49;
+	make_page(p0, 2048, 0, 0, 1000000000ull, w0, 10, 0);
+	/* cpu 1: base + 500 - 1e9 - 49 = 999999551 ns. */
+	make_page(p1, 2048, 1, 0, 1999999100ull, w1, 6, 0);
+	make_page(p2, 2048, 0, 1, 2000000000ull, w2, 4, 0);
+	assert_int_equal(trace_text_write(tc, 2, &o, scratch, sizeof(scratch), &sink, &sum), 0);
+	membuf_write(&out, "", 1);
+	assert_string_equal((char *)out.p, want);
+	assert_int_equal(sum.events, 6);
+	assert_int_equal(sum.printed, 6);
+	assert_int_equal(sum.unknown, 1);
+	assert_int_equal(sum.lost_lines, 1);
+	assert_int_equal(sum.malformed, 1);
+
+	/* Negative times, and scratch too small. */
+	out.len = 0;
+	c0.offset_ns = -3000000000ll;
+	o.cpu = 0;
+	o.last = 1;
+	assert_int_equal(trace_text_write(tc, 2, &o, scratch, sizeof(scratch), &sink, &sum), 0);
+	membuf_write(&out, "", 1);
+	assert_non_null(strstr((char *)out.p, "       task-0     [000] ....    -0.999999999: mark: id=42\n"));
+	assert_null(strstr((char *)out.p, "producer"));
+	assert_int_equal(sum.printed, 1);
+	assert_int_equal(trace_text_write(tc, 2, &o, scratch, 8, &sink, &sum), -1);
+	membuf_free(&out);
+}
+
+static void test_text_parse_arg(void **state)
+{
+	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
+
+	(void)state;
+	assert_int_equal(trace_text_parse_arg("last=25", &o), 0);
+	assert_int_equal(o.last, 25);
+	assert_int_equal(trace_text_parse_arg("cpu=3", &o), 0);
+	assert_int_equal(o.cpu, 3);
+	assert_int_equal(trace_text_parse_arg("last=18446744073709551615", &o), 0);
+	assert_int_equal(o.last, UINT64_MAX);
+	assert_int_equal(trace_text_parse_arg("last=18446744073709551616", &o), -1);
+	assert_int_equal(trace_text_parse_arg("last=0", &o), -1);
+	assert_int_equal(trace_text_parse_arg("last=", &o), -1);
+	assert_int_equal(trace_text_parse_arg("last=1x", &o), -1);
+	assert_int_equal(trace_text_parse_arg("cpu=-1", &o), -1);
+	assert_int_equal(trace_text_parse_arg("cpu=4096", &o), -1);
+	assert_int_equal(o.last, UINT64_MAX);
+	assert_int_equal(o.cpu, 3);
+	assert_int_equal(trace_text_parse_arg("text", &o), 1);
+	assert_int_equal(trace_text_parse_arg("", &o), 1);
+}
+
+/* ---- round trip ---- */
+
+static void assert_nondecreasing(const struct membuf *t)
+{
+	size_t i = 0;
+	long long prev = LLONG_MIN;
+
+	while (i < t->len) {
+		const char *line = (const char *)t->p + i;
+		const char *end = memchr(line, '\n', t->len - i);
+		size_t ll = end - line;
+		char buf[400];
+		const char *t = buf + 29;
+		long long s, v;
+		unsigned long long ns;
+		bool neg;
+
+		i += ll + 1;
+		if (ll >= sizeof(buf) || line[0] == '#' || line[0] == 'C')
+			continue;
+		memcpy(buf, line, ll);
+		buf[ll] = 0;
+		while (*t == ' ')
+			t++;
+		neg = *t == '-';
+		assert_int_equal(sscanf(t + neg, "%lld.%llu", &s, &ns), 2);
+		v = s * 1000000000ll + (long long)ns;
+		v = neg ? -v : v;
+		assert_true(v >= prev);
+		prev = v;
+	}
+}
+
+/* Exactly the event lines of cpu have 'U' as their fourth flag. */
+static void assert_flag_u(const struct membuf *t, uint32_t cpu)
+{
+	char tag[8];
+	size_t i = 0, n = 0;
+
+	snprintf(tag, sizeof(tag), "[%03u] ", cpu);
+	while (i < t->len) {
+		const char *line = (const char *)t->p + i;
+		size_t ll = (const char *)memchr(line, '\n', t->len - i) - line;
+
+		if (line[0] != '#' && line[0] != 'C') {
+			assert_true(ll > 28);
+			assert_int_equal(line[27] == 'U', !memcmp(line + 18, tag, 6));
+			n += line[27] == 'U';
+		}
+		i += ll + 1;
+	}
+	assert_true(n > 0);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct sim s;
+	struct membuf cap = { 0 }, direct = { 0 }, decoded = { 0 }, rep = { 0 };
+	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct trace_text_summary sd, sx;
+	struct dump_result r;
+	void *arena = NULL;
+	uint64_t lost_pages = 0, lost_sum = 0, written = 0, stats_lost = 0;
+	uint32_t ci, i;
+
+	(void)state;
+	sim_run(&s, &big_cfg);
+	sim_capture(&s, 0x1234, &cap);
+	assert_int_equal(sim_text(&s, &o, &direct, &sd), 0);
+	assert_int_equal(decode(&cap, -1, &r, &arena, &decoded, &rep, NULL, &sx), DUMP_READ_OK);
+	assert_int_equal(rep.len, 0);
+	assert_true(r.complete && r.has_begin && r.has_end);
+	assert_int_equal(r.nr_dumps, 1);
+	assert_int_equal(r.dump_id, 0x1234);
+	assert_int_equal(r.nr_cpus, 4);
+	assert_int_equal(r.page_size, 2048);
+	assert_int_equal(r.begin.tsc_hz, s.cpu[0].hz);
+
+	for (ci = 0; ci < 4; ci++) {
+		const struct sim_cpu *c = &s.cpu[ci];
+		const struct dump_cpu *dc = &r.cpus[ci];
+
+		assert_true(dc->has_clock && dc->has_stats);
+		assert_memory_equal(&dc->clock, &c->clock, sizeof(c->clock));
+		assert_memory_equal(&dc->stats, &c->stats, sizeof(c->stats));
+		assert_int_equal(dc->clock_state, c->trusted ? TRACE_CLOCK_TRUSTED
+							     : TRACE_CLOCK_UNTRUSTED);
+		assert_int_equal(dc->nr_pages, c->nr_taken);
+		assert_true(c->nr_taken > 3);
+		for (i = 0; i < c->nr_taken; i++) {
+			const struct rb_page_header *h = c->taken[i];
+
+			assert_memory_equal(dc->pages[i], c->taken[i],
+					    RB_PAGE_HEADER_SIZE + h->commit);
+			assert_int_equal(dc->info[i].lost_overrun, c->lost_overrun[i]);
+			assert_int_equal(dc->info[i].lost_dropped, c->lost_dropped[i]);
+			assert_int_equal(dc->lost[i], c->lost[i]);
+			lost_pages += c->lost[i] != 0;
+			lost_sum += c->lost[i];
+		}
+		/* The buffers' own accounting, everything read: lost = overrun + dropped. */
+		assert_int_equal(c->stats.lost, c->stats.overrun + c->stats.dropped);
+		assert_int_equal(c->stats.in_buffer, 0);
+		assert_int_equal(c->stats.written, c->attempts);
+		written += c->stats.written;
+		stats_lost += c->stats.lost;
+	}
+	/* Loss of both kinds happened, and every lost event is in a LOST line. */
+	assert_true(s.cpu[0].stats.overrun > 0 && s.cpu[2].stats.dropped > 0);
+	assert_int_equal(sd.lost_lines, lost_pages);
+	assert_int_equal(sd.lost_events, lost_sum);
+	assert_int_equal(sd.lost_events, stats_lost);
+	assert_int_equal(sd.printed + sd.lost_events, written);
+	assert_int_equal(count_lines(&direct, "CPU:", true), lost_pages);
+	assert_true(sd.unknown > 0);
+	assert_int_equal(sd.malformed, 0);
+
+	/* The decoder prints exactly what the kernel would. */
+	assert_int_equal(decoded.len, direct.len);
+	assert_memory_equal(decoded.p, direct.p, direct.len);
+	assert_memory_equal(&sx, &sd, sizeof(sd));
+	assert_nondecreasing(&direct);
+
+	/* Untrusted clock and integrity stop are marked. */
+	assert_int_equal(count_lines(&direct, "# cpu=2 ", true), 1);
+	assert_int_equal(count_lines(&direct, " clock=untrusted", false), 2);
+	assert_int_equal(count_lines(&direct, "# U: clock=untrusted: ", true), 1);
+	assert_int_equal(count_lines(&direct, "state=stopped reason=\"simulated integrity stop\"",
+				     false), 1);
+	assert_flag_u(&direct, 2);
+
+	free(arena);
+	membuf_free(&cap);
+	membuf_free(&direct);
+	membuf_free(&decoded);
+	membuf_free(&rep);
+	sim_free(&s);
+}
+
+/* A CPU the kernel had no conversion for: all-zero CLOCK, times 0, no damage. */
+static void test_no_conversion(void **state)
+{
+	struct sim s;
+	struct sim_cfg cfg = big_cfg;
+	struct membuf cap = { 0 }, direct = { 0 }, decoded = { 0 }, rep = { 0 };
+	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct dump_result r;
+	void *arena = NULL;
+
+	(void)state;
+	cfg.events = 1500;
+	sim_run(&s, &cfg);
+	memset(&s.cpu[3].clock.conv, 0, sizeof(s.cpu[3].clock.conv));
+	s.cpu[3].clock.flags = 0;
+	sim_capture(&s, 9, &cap);
+	assert_int_equal(sim_text(&s, &o, &direct, NULL), 0);
+	assert_int_equal(decode(&cap, -1, &r, &arena, &decoded, &rep, NULL, NULL), DUMP_READ_OK);
+	assert_int_equal(rep.len, 0);
+	assert_int_equal(r.cpus[3].clock_state, TRACE_CLOCK_MISSING);
+	assert_int_equal(decoded.len, direct.len);
+	assert_memory_equal(decoded.p, direct.p, direct.len);
+	assert_int_equal(count_lines(&direct, " clock=missing", false), 2);
+	assert_true(count_lines(&direct, "[003] ", false) ==
+		    count_lines(&direct, "U     0.000000000: ", false));
+	free(arena);
+	membuf_free(&cap);
+	membuf_free(&direct);
+	membuf_free(&decoded);
+	membuf_free(&rep);
+	sim_free(&s);
+}
+
+/* Keep only event lines (no header, no markers). */
+static void event_lines(const struct membuf *t, struct membuf *out)
+{
+	size_t i = 0;
+
+	while (i < t->len) {
+		const char *line = (const char *)t->p + i;
+		const char *end = memchr(line, '\n', t->len - i);
+		size_t ll = end - line;
+
+		if (line[0] != '#' && line[0] != 'C')
+			membuf_write(out, line, ll + 1);
+		i += ll + 1;
+	}
+}
+
+static void test_selections(void **state)
+{
+	struct sim s;
+	struct sim_cfg cfg = big_cfg;
+	struct membuf full = { 0 }, fe = { 0 }, part = { 0 }, pe = { 0 };
+	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct trace_text_summary sf, sp;
+	const uint64_t lasts[] = { 1, 2, 10, 777, 0 };
+	uint32_t k, ci;
+
+	(void)state;
+	cfg.events = 3000;
+	cfg.drain_every = 50;
+	sim_run(&s, &cfg);
+	assert_int_equal(sim_text(&s, &o, &full, &sf), 0);
+	event_lines(&full, &fe);
+
+	/* last=N: exactly the last N event lines of the full text. */
+	for (k = 0; k < sizeof(lasts) / sizeof(lasts[0]); k++) {
+		uint64_t n = lasts[k] ? lasts[k] : sf.events + 5;
+
+		part.len = pe.len = 0;
+		o.last = n;
+		assert_int_equal(sim_text(&s, &o, &part, &sp), 0);
+		event_lines(&part, &pe);
+		if (n > sf.events)
+			n = sf.events;
+		assert_int_equal(sp.printed, n);
+		assert_int_equal(sp.events, sf.events);
+		assert_true(pe.len <= fe.len);
+		assert_memory_equal(pe.p, fe.p + fe.len - pe.len, pe.len);
+		assert_int_equal(count_lines(&pe, "", true), n);
+	}
+
+	/* cpu=N: that CPU's lines of the full text, in the same order. */
+	o.last = 0;
+	for (ci = 0; ci < 4; ci++) {
+		struct membuf want = { 0 };
+		char tag[16], mark[16];
+		size_t i = 0;
+
+		snprintf(tag, sizeof(tag), "[%03u]", ci);
+		snprintf(mark, sizeof(mark), "CPU:%u ", ci);
+		while (i < full.len) {
+			const char *line = (const char *)full.p + i;
+			size_t ll = (const char *)memchr(line, '\n', full.len - i) - line;
+
+			if ((line[0] != '#' && memmem(line, ll, tag, 5)) ||
+			    !strncmp(line, mark, strlen(mark)))
+				membuf_write(&want, line, ll + 1);
+			i += ll + 1;
+		}
+		part.len = 0;
+		o.cpu = ci;
+		assert_int_equal(sim_text(&s, &o, &part, &sp), 0);
+		assert_int_equal(count_lines(&part, "# cpu=", true), 1);
+		pe.len = 0;
+		i = 0;
+		while (i < part.len) {	/* drop the header */
+			const char *line = (const char *)part.p + i;
+			size_t ll = (const char *)memchr(line, '\n', part.len - i) - line;
+
+			if (line[0] != '#')
+				membuf_write(&pe, line, ll + 1);
+			i += ll + 1;
+		}
+		assert_int_equal(pe.len, want.len);
+		assert_memory_equal(pe.p, want.p, want.len);
+		membuf_free(&want);
+	}
+	o.cpu = 9;
+	part.len = 0;
+	assert_int_equal(sim_text(&s, &o, &part, &sp), 0);
+	assert_int_equal(sp.printed, 0);
+
+	membuf_free(&full);
+	membuf_free(&fe);
+	membuf_free(&part);
+	membuf_free(&pe);
+	sim_free(&s);
+}
+
+/* Two dumps in one capture, picked by index. */
+static void test_two_dumps(void **state)
+{
+	struct sim a, b;
+	struct sim_cfg ca = big_cfg, cb = big_cfg;
+	struct membuf cap = { 0 }, ta = { 0 }, tb = { 0 }, rep = { 0 }, d = { 0 };
+	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct dump_result r;
+	void *arena = NULL;
+
+	(void)state;
+	ca.events = 500;
+	ca.nr_cpus = 2;
+	cb.events = 800;
+	cb.seed = 7;
+	sim_run(&a, &ca);
+	sim_run(&b, &cb);
+	sim_capture(&a, 1, &cap);
+	sim_capture(&b, 1, &cap);	/* same id: BEGIN still separates them */
+	assert_int_equal(sim_text(&a, &o, &ta, NULL), 0);
+	assert_int_equal(sim_text(&b, &o, &tb, NULL), 0);
+
+	assert_int_equal(decode(&cap, 0, &r, &arena, &d, &rep, NULL, NULL), DUMP_READ_OK);
+	assert_int_equal(r.nr_dumps, 2);
+	assert_int_equal(r.index, 0);
+	assert_int_equal(d.len, ta.len);
+	assert_memory_equal(d.p, ta.p, ta.len);
+	free(arena);
+	d.len = 0;
+	assert_int_equal(decode(&cap, -1, &r, &arena, &d, &rep, NULL, NULL), DUMP_READ_OK);
+	assert_int_equal(r.index, 1);
+	assert_int_equal(d.len, tb.len);
+	assert_memory_equal(d.p, tb.p, tb.len);
+	free(arena);
+	arena = NULL;
+	assert_int_equal(decode(&cap, 2, &r, &arena, &d, &rep, NULL, NULL),
+			 DUMP_READ_NO_SUCH_DUMP);
+	assert_int_equal(rep.len, 0);
+
+	membuf_free(&cap);
+	membuf_free(&ta);
+	membuf_free(&tb);
+	membuf_free(&d);
+	membuf_free(&rep);
+	sim_free(&a);
+	sim_free(&b);
+}
+
+/* The encoder's byte counts, as docs/dump-format.md states them. */
+static void test_sizes(void **state)
+{
+	struct sim s;
+	struct sim_cfg cfg = big_cfg;
+	struct membuf d = { 0 };
+	uint64_t pages = 0, commit = 0, fixed;
+	uint32_t ci, i;
+
+	(void)state;
+	cfg.odd_events = false;
+	sim_run(&s, &cfg);
+	sim_dump(&s, 5, &d);
+	for (ci = 0; ci < 4; ci++)
+		for (i = 0; i < s.cpu[ci].nr_taken; i++) {
+			pages++;
+			commit += ((struct rb_page_header *)s.cpu[ci].taken[i])->commit;
+		}
+	fixed = (DUMP_FRAME_OVERHEAD + sizeof(struct dump_begin)) +
+		4 * (DUMP_FRAME_OVERHEAD + sizeof(struct dump_clock)) +
+		4 * (DUMP_FRAME_OVERHEAD + sizeof(struct dump_stats)) +
+		(DUMP_FRAME_OVERHEAD + sizeof(struct dump_end));
+	assert_int_equal(fixed, 60 + 400 + 976 + 44);
+	assert_int_equal(d.len, fixed + pages * (DUMP_FRAME_OVERHEAD + 32 + 48) + commit);
+	assert_int_equal(dump_page_frame_size(4044), 4144);
+	membuf_free(&d);
+	sim_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32),
+		cmocka_unit_test(test_text_exact),
+		cmocka_unit_test(test_text_parse_arg),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_no_conversion),
+		cmocka_unit_test(test_selections),
+		cmocka_unit_test(test_two_dumps),
+		cmocka_unit_test(test_sizes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,106 @@
+"""The reader: text and binary dumps of the same run, decoded on the host."""
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+DECODE = ROOT / "build" / "tools" / "baretrace-decode"
+EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
+    assert DECODE.exists()
+    return DECODE
+
+
+def kernel_text(capture: bytes) -> bytes:
+    t = capture.replace(b"\r\n", b"\n")
+    start = t.index(b"# tracer: baretrace")
+    end = t.index(b"\xbaTR\xce", start)
+    return t[start:end]
+
+
+def test_text_and_binary_dumps_agree(qemu, decoder, tmp_path):
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=demo exit demo.ms=300 dump=text,bin dump.last=0", smp=4, serial=cap)
+    assert r.rc == 0, r.out
+    raw = cap.read_bytes()
+    ktext = kernel_text(raw)
+    d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt"),
+                        "--ctf", str(tmp_path / "ctf")], capture_output=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+    assert (tmp_path / "dec.txt").read_bytes() == ktext
+    lines = [EVENT.match(l) for l in ktext.split(b"\n")]
+    events = [m for m in lines if m]
+    assert len(events) > 1000
+    # Every kind of activity the demo makes is there, from every CPU.
+    names = {m.group(7) for m in events}
+    assert {b"producer", b"lapic_tick", b"ipi_send", b"ipi_recv"} <= names, names
+    assert {int(m.group(3)) for m in events} == {0, 1, 2, 3}
+    # Merged order: time never goes backwards.
+    ts = [int(m.group(5)) * 10**9 + int(m.group(6)) for m in events]
+    assert ts == sorted(ts)
+    # babeltrace2 reads the CTF trace: same count, same ns stamps, same per-CPU order.
+    if shutil.which("babeltrace2"):
+        bt = subprocess.run(["babeltrace2", "--clock-seconds", str(tmp_path / "ctf")],
+                            capture_output=True, timeout=120, text=True)
+        assert bt.returncode == 0, bt.stderr
+        bt_lines = [l for l in bt.stdout.splitlines() if l.startswith("[")]
+        assert len(bt_lines) == len(events)
+        bt_ts = sorted(round(float(l[1:l.index("]")]) * 1e9) for l in bt_lines)
+        assert all(abs(a - b) <= 1 for a, b in zip(bt_ts, sorted(ts)))
+
+
+def test_overwrite_loss_is_reported(qemu, decoder, tmp_path):
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=demo exit demo.ms=300 trace.pages=4 dump=text,bin dump.last=0", smp=2,
+             serial=cap)
+    assert r.rc == 0, r.out
+    ktext = kernel_text(cap.read_bytes()).decode()
+    per_cpu = {int(c): (int(o), int(d)) for c, o, d in
+               re.findall(r"^# cpu=(\d+) entries=\d+ overrun=(\d+) dropped=(\d+) ", ktext, re.M)}
+    lost = {}
+    for c, m in re.findall(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$", ktext, re.M):
+        lost[int(c)] = lost.get(int(c), 0) + int(m)
+    assert lost, ktext[:2000]
+    for c, (overrun, dropped) in per_cpu.items():
+        assert lost.get(c, 0) == overrun + dropped, (c, lost, per_cpu)
+    d = subprocess.run([str(decoder), str(cap), "--quiet"], capture_output=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+
+
+def test_damaged_capture_is_reported(qemu, decoder, tmp_path):
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=demo exit demo.ms=100 dump=bin", smp=2, serial=cap)
+    assert r.rc == 0, r.out
+    raw = bytearray(cap.read_bytes())
+    start = raw.index(b"\xbaTR\xce")
+    raw[start + 5000] ^= 0x40                       # one flipped bit in a page frame
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(bytes(raw[: len(raw) - 300]))   # and the end cut off
+    d = subprocess.run([str(decoder), str(bad), "--quiet"], capture_output=True, timeout=120, text=True)
+    assert d.returncode == 1, (d.returncode, d.stderr)
+    assert "bad CRC" in d.stderr or "CRC" in d.stderr, d.stderr
+    assert "END" in d.stderr or "ends inside" in d.stderr, d.stderr
+
+
+def test_shell_dump_commands(shell):
+    s = shell()
+    out = s.cmd("dump text last=5")
+    assert out.startswith("# tracer: baretrace\n"), out
+    assert len([l for l in out.splitlines() if EVENT.match(l.encode())]) == 5
+    out = s.cmd("dump text cpu=1 last=3")
+    ev = [EVENT.match(l.encode()) for l in out.splitlines()]
+    assert [int(m.group(3)) for m in ev if m] == [1, 1, 1] or \
+        len([m for m in ev if m]) <= 3, out
+    assert s.cmd("dump") == "error: usage: dump text|bin [cpu=N] [last=N]\n"
+    assert s.cmd("dump pdf") == "error: usage: dump text|bin [cpu=N] [last=N]\n"
+    assert s.cmd("dump text cpu=9").startswith("error: dump: 'cpu=9' is not accepted")
+    assert s.cmd("dump bin last=4") == "error: dump bin carries whole pages: last= is for dump text\n"
+    s.send(b"poweroff\r")
+    assert s.close() == 0

@@ -1,0 +1,223 @@
+"""The host decoder, end to end: captures made by mkcapture (real ring
+buffers on a simulated machine, see tests/host/dump_sim.c) go through
+build/tools/baretrace-decode; its text must equal the kernel's text for the
+same buffers, and its CTF output, read by babeltrace2, must hold the same
+events at the same nanoseconds, in the same per-CPU order, with the lost
+events reported as discarded where they happened.
+
+`make test-tools` builds the two programs and runs this file.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+DECODE = os.path.join(BUILD, "tools", "baretrace-decode")
+MKCAPTURE = os.path.join(BUILD, "tools", "mkcapture")
+BABELTRACE = shutil.which("babeltrace2")
+
+EVENT_RE = re.compile(
+    r"^\s*(\S+)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
+LOST_RE = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
+BT_RE = re.compile(
+    r"^\[(-?\d+)\.(\d{9})\] \([^)]*\) (\w+): \{ cpu_id = (\d+), page_pos = \d+, "
+    r"clock_trusted = (\d) \}, \{ ctx = (\d+) \}, \{ (.*) \}$")
+BT_DISCARD_RE = re.compile(
+    r"WARNING: Tracer discarded (\d+) events between .* within stream \"[^\"]*stream_(\d+)\"")
+
+
+def run(*args, **kw):
+    return subprocess.run(list(args), capture_output=True, timeout=120, **kw)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    for p in (DECODE, MKCAPTURE):
+        if not os.access(p, os.X_OK):
+            pytest.fail(f"{p} is not built: run `make test-tools`")
+
+
+def make_capture(tmp_path, *opts, name="cap"):
+    cap, text = tmp_path / f"{name}.bin", tmp_path / f"{name}.txt"
+    r = run(MKCAPTURE, str(cap), str(text), *map(str, opts))
+    assert r.returncode == 0, r.stderr.decode()
+    return cap, text.read_bytes()
+
+
+def ns_of(sec, frac):
+    neg = sec.startswith("-")
+    v = abs(int(sec)) * 1_000_000_000 + int(frac)
+    return -v if neg else v
+
+
+def parse_text(text):
+    """Events as (ns, cpu, name, fields, ctx flag) and LOST counts per CPU."""
+    events, lost = [], {}
+    for line in text.decode().splitlines():
+        if line.startswith("#"):
+            continue
+        m = LOST_RE.match(line)
+        if m:
+            lost[int(m[1])] = lost.get(int(m[1]), 0) + int(m[2])
+            continue
+        m = EVENT_RE.match(line)
+        assert m, line
+        fields = m[8]
+        if m[7] == "unknown":
+            fields = re.sub(r"id=(\d+) bytes=(\d+)", r"event_id=\1 bytes=\2", fields)
+        events.append((ns_of(m[5], m[6]), int(m[3]), m[7], fields.split(), m[4]))
+    return events, lost
+
+
+def parse_babeltrace(ctf_dir):
+    r = run(BABELTRACE, "--clock-seconds", str(ctf_dir))
+    assert r.returncode == 0, r.stderr.decode()
+    events, discarded = [], {}
+    for line in (r.stdout + r.stderr).decode().splitlines():
+        if "WARNING" in line:
+            m = BT_DISCARD_RE.search(line)
+            assert m, line
+            discarded[int(m[2])] = discarded.get(int(m[2]), 0) + int(m[1])
+            continue
+        m = BT_RE.match(line)
+        if not m:
+            assert not line.strip(), line
+            continue
+        fields = [f.replace(" ", "") for f in m[7].split(", ")] if m[7] else []
+        events.append((ns_of(m[1], m[2]), int(m[4]), m[3], fields, int(m[5]), int(m[6])))
+    return events, discarded
+
+
+def decode(cap, *opts):
+    return run(DECODE, str(cap), *map(str, opts))
+
+
+def test_help_documents_everything():
+    r = decode("--help")
+    assert r.returncode == 0
+    out = r.stdout.decode()
+    for word in ("--text", "--ctf", "--quiet", "--last", "--cpu", "--dump", "Exit status",
+                 "0 the whole dump", "1 damaged", "2 usage", "3 nothing"):
+        assert word in out
+
+
+def test_text_is_the_kernels(tmp_path):
+    cap, want = make_capture(tmp_path)
+    r = decode(cap)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout == want
+    assert b"complete (verified by END)" in r.stderr
+    r = decode(cap, "--text", tmp_path / "out.txt", "--quiet")
+    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+    assert (tmp_path / "out.txt").read_bytes() == want
+
+
+def test_selections(tmp_path):
+    cap, want = make_capture(tmp_path, "--events", 2000)
+    full, _ = parse_text(want)
+    r = decode(cap, "--last", 25)
+    assert r.returncode == 0
+    assert parse_text(r.stdout)[0] == full[-25:]
+    assert decode(cap, "last=25").stdout == r.stdout
+    r = decode(cap, "--cpu", 3)
+    assert r.returncode == 0
+    assert parse_text(r.stdout)[0] == [e for e in full if e[1] == 3]
+    assert decode(cap, "cpu=3").stdout == r.stdout
+    r = decode(cap, "cpu=3", "last=4")
+    assert parse_text(r.stdout)[0] == [e for e in full if e[1] == 3][-4:]
+    assert decode(cap, "--cpu", "x").returncode == 2
+    assert decode(cap, "--last", 0).returncode == 2
+    assert decode(cap, "last=x").returncode == 2
+    assert decode(cap, "--dump", 2).returncode == 2
+
+
+@pytest.mark.skipif(BABELTRACE is None, reason="babeltrace2 not installed (scripts/deps.sh)")
+@pytest.mark.parametrize("opts", [(), ("--skew", -3000000000, "--events", 3000),
+                                  ("--page-size", 8192, "--pages", 3, "--seed", 5)])
+def test_ctf_matches_text(tmp_path, opts):
+    cap, want = make_capture(tmp_path, *opts)
+    r = decode(cap, "--ctf", tmp_path / "ctf", "--quiet")
+    assert r.returncode == 0, r.stderr.decode()
+    text_events, text_lost = parse_text(want)
+    bt_events, bt_discarded = parse_babeltrace(tmp_path / "ctf")
+
+    assert len(bt_events) == len(text_events) > 1000
+    # The same events at the same ns, in the same order on each CPU, with
+    # context levels and clock trust as the flags column says.
+    for cpu in range(4):
+        t = [e for e in text_events if e[1] == cpu]
+        b = [e for e in bt_events if e[1] == cpu]
+        assert [e[0:1] + e[2:4] for e in t] == [e[0:1] + e[2:4] for e in b], f"cpu {cpu}"
+        for te, be in zip(t, b):
+            if te[2] != "unknown":
+                assert te[4][2] == ".shz"[be[5]]
+            assert (te[4][3] == "U") == (be[4] == 0)
+    # Globally: the same multiset, and both in time order.
+    assert sorted(e[:3] for e in text_events) == sorted(e[:3] for e in bt_events)
+    assert [e[0] for e in bt_events] == sorted(e[0] for e in bt_events)
+    assert [e[0] for e in text_events] == sorted(e[0] for e in text_events)
+    # Loss: discarded counts where the text has LOST lines, and as many.
+    assert text_lost, "the capture should have lost events"
+    assert bt_discarded == text_lost
+
+
+def test_damaged_capture(tmp_path):
+    cap, want = make_capture(tmp_path, "--events", 3000)
+    data = cap.read_bytes()
+    start = data.index(b"\xbaTR\xce")
+
+    # Truncated in the middle.
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(data[:start + (len(data) - start) // 2])
+    r = decode(cut, "--ctf", tmp_path / "ctf-cut")
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "damage: capture ends inside frame seq" in err
+    assert "damage: no END frame" in err
+    assert "DAMAGED" in err
+    assert r.stdout.startswith(b"# tracer: baretrace")
+    if BABELTRACE:
+        assert run(BABELTRACE, str(tmp_path / "ctf-cut")).returncode == 0
+
+    # One bit flipped inside a page.
+    flip = bytearray(data)
+    flip[start + 2000] ^= 0x10
+    (tmp_path / "flip.bin").write_bytes(flip)
+    r = decode(tmp_path / "flip.bin")
+    assert r.returncode == 1
+    assert re.search(rb"damage: frame seq \d+ \(PAGE\) at byte offset \d+: bad CRC", r.stderr)
+    assert re.search(rb"damage: missing frames seq (\d+)\.\.\1\n", r.stderr)
+
+    # Text and garbage between two frames.
+    second = data.index(b"\xbaTR\xce", start + 1)
+    junk = data[:second] + b"\r\nnoise\x00\xff\xba" + data[second:]
+    (tmp_path / "junk.bin").write_bytes(junk)
+    r = decode(tmp_path / "junk.bin")
+    assert r.returncode == 1
+    assert b"bytes of non-frame data inside the dump" in r.stderr
+    assert r.stdout == want
+
+    # Nothing at all, and no such file.
+    (tmp_path / "text.bin").write_bytes(b"just a console\r\n" * 100)
+    r = decode(tmp_path / "text.bin")
+    assert r.returncode == 3
+    assert b"no trace dump frame found" in r.stderr
+    assert decode(tmp_path / "missing.bin").returncode == 2
+    assert run(DECODE).returncode == 2
+
+
+def test_two_dumps(tmp_path):
+    a, want_a = make_capture(tmp_path, "--events", 500, name="a")
+    b, want_b = make_capture(tmp_path, "--events", 700, "--seed", 9, name="b")
+    both = tmp_path / "both.bin"
+    both.write_bytes(a.read_bytes() + b.read_bytes())
+    r = decode(both)
+    assert r.returncode == 0 and r.stdout == want_b
+    assert b"dump 2 of 2" in r.stderr
+    r = decode(both, "--dump", 1)
+    assert r.returncode == 0 and r.stdout == want_a
+    assert decode(both, "--dump", 3).returncode == 2

@@ -1,0 +1,295 @@
+/*
+ * CTF 1.8 writer for decoded dumps (Common Trace Format, diamon.org).
+ *
+ * Layout:
+ *   metadata     TSDL text: trace (little-endian, packet header magic +
+ *                stream id), one clock, one stream class, one event class
+ *                per event of <trace/events.h> plus "unknown".
+ *   stream_<c>   CPU c's packets, one per ring page received, in order.
+ *
+ *   packet:  header { u32 magic 0xC1FC1FC1; u32 stream_id = 0 }
+ *            context { u64 timestamp_begin, timestamp_end (clock);
+ *                      u64 content_size, packet_size (bits);
+ *                      u64 events_discarded; u32 cpu_id; u64 page_pos;
+ *                      u8 clock_trusted }
+ *            events:  header { u16 id; u64 timestamp (clock) }
+ *                     context { u8 ctx }   payload { u32 fields... }
+ *   Every integer is byte-aligned, so nothing is padded.
+ *
+ * Clock: nanoseconds (freq 1 GHz), the same per-CPU conversion the text
+ * uses, so babeltrace2 shows the same times.  Converted times may be
+ * negative (events before the epoch, or a CPU with a negative offset);
+ * CTF timestamps are unsigned, so every value is stored plus K seconds and
+ * the clock's offset_s is -K, with K the smallest that makes all values
+ * non-negative (0 for a normal dump).
+ *
+ * Loss: events_discarded is the stream's running count of lost events,
+ * the page's LOST count added in the packet of that page; babeltrace2
+ * reports the difference between consecutive packets as discarded events.
+ * When a CPU's first page already reports loss, an empty packet at that
+ * page's base time comes first, so that the loss has a packet before it
+ * to be measured against.
+ *
+ * Order: packets of a stream must not go back in time.  A sound dump never
+ * does (each CPU's stamps never decrease, docs/ring-buffer.md section 4);
+ * for a damaged one, a time that would go back is raised to the previous
+ * one and counted in a warning.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctf.h"
+
+#define CTF_MAGIC		0xc1fc1fc1u
+#define CTF_UNKNOWN_ID		65535u	/* event class of unknown events */
+
+/* A packet being built. */
+struct packet {
+	uint8_t *p;		/* bytes */
+	size_t len;		/* used */
+	size_t cap;		/* allocated */
+};
+
+/* State of one CPU's stream. */
+struct stream {
+	FILE *f;		/* its file */
+	uint32_t cpu;		/* its CPU */
+	bool trusted;		/* clock trusted */
+	uint64_t discarded;	/* running lost count */
+	uint64_t last;		/* last timestamp written (biased) */
+	uint64_t raised;	/* timestamps raised to keep order */
+};
+
+static int put(struct packet *pk, const void *v, size_t n)
+{
+	if (pk->len + n > pk->cap) {
+		size_t cap = pk->cap ? pk->cap * 2 : 8192;
+		uint8_t *p;
+
+		while (cap < pk->len + n)
+			cap *= 2;
+		p = realloc(pk->p, cap);
+		if (!p)
+			return -1;
+		pk->p = p;
+		pk->cap = cap;
+	}
+	memcpy(pk->p + pk->len, v, n);
+	pk->len += n;
+	return 0;
+}
+
+static int put8(struct packet *pk, uint8_t v) { return put(pk, &v, 1); }
+static int put16(struct packet *pk, uint16_t v) { return put(pk, &v, 2); }
+static int put32(struct packet *pk, uint32_t v) { return put(pk, &v, 4); }
+static int put64(struct packet *pk, uint64_t v) { return put(pk, &v, 8); }
+
+/* ns shifted by bias seconds, as stored. */
+static uint64_t biased(int64_t ns, uint64_t bias_s)
+{
+	return (uint64_t)ns + bias_s * CLOCK_NSEC_PER_SEC;
+}
+
+/* The smallest whole number of seconds that makes every time >= 0. */
+static uint64_t find_bias(const struct dump_result *r)
+{
+	int64_t min = 0, ns;
+	uint32_t c, i;
+
+	for (c = 0; c < r->nr_cpus; c++) {
+		const struct dump_cpu *dc = &r->cpus[c];
+
+		for (i = 0; i < dc->nr_pages; i++) {
+			const struct rb_page_header *h = dc->pages[i];
+			struct rb_page_iter it;
+			struct rb_event ev;
+
+			ns = clock_cycles_to_ns(&dc->clock.conv, h->base_ts);
+			min = ns < min ? ns : min;
+			if (rb_page_iter_init(&it, h, r->page_size) != RB_ITER_END)
+				continue;
+			/* All events: a damaged page's stamps need not grow. */
+			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
+				ns = clock_cycles_to_ns(&dc->clock.conv, ev.ts);
+				min = ns < min ? ns : min;
+			}
+		}
+	}
+	/* -min <= 2^63, so the sum cannot overflow. */
+	return min < 0 ? ((uint64_t)0 - (uint64_t)min + CLOCK_NSEC_PER_SEC - 1) /
+				 CLOCK_NSEC_PER_SEC : 0;
+}
+
+static int write_metadata(const char *dir, const struct dump_result *r, uint64_t bias)
+{
+	char path[4096];
+	FILE *f;
+	uint32_t id, i;
+
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "/* CTF 1.8 */\n\n"
+		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+		"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+		"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+		"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\n"
+		"trace {\n\tmajor = 1;\n\tminor = 8;\n\tbyte_order = le;\n"
+		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint32_t stream_id;\n"
+		"\t};\n};\n\n");
+	fprintf(f, "env {\n\ttracer_name = \"baretrace\";\n\tdump_id = %u;\n"
+		"\tnr_cpus = %u;\n\tpage_size = %u;\n\ttsc_hz = %llu;\n\ttsc_err_ppb = %llu;\n"
+		"\tcomplete = %d;\n};\n\n", r->dump_id, r->nr_cpus, r->page_size,
+		(unsigned long long)r->begin.tsc_hz, (unsigned long long)r->begin.tsc_err_ppb,
+		r->complete ? 1 : 0);
+	fprintf(f, "clock {\n\tname = \"baretrace_ns\";\n"
+		"\tdescription = \"TSC cycles converted per CPU to ns since calibration\";\n"
+		"\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = -%llu;\n\toffset = 0;\n"
+		"\tabsolute = false;\n};\n\n"
+		"typealias integer { size = 64; align = 8; signed = false; "
+		"map = clock.baretrace_ns.value; } := uint64_clock_t;\n\n",
+		(unsigned long long)bias);
+	fprintf(f, "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
+		"\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
+		"\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+		"\t\tuint64_t events_discarded;\n\t\tuint32_t cpu_id;\n\t\tuint64_t page_pos;\n"
+		"\t\tuint8_t clock_trusted;\n\t};\n"
+		"\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_t timestamp;\n"
+		"\t};\n\tevent.context := struct {\n\t\tuint8_t ctx;\n\t};\n};\n\n");
+	for (id = TEV_INVALID + 1; id < TEV_MAX; id++) {
+		const struct trace_event_desc *d = &trace_event_descs[id];
+
+		fprintf(f, "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n"
+			"\tfields := struct {\n", d->name, id);
+		for (i = 0; i < d->nfields; i++)
+			fprintf(f, "\t\tuint32_t %s;\n", d->fields[i]);
+		fprintf(f, "\t};\n};\n\n");
+	}
+	fprintf(f, "event {\n\tname = \"unknown\";\n\tid = %u;\n\tstream_id = 0;\n"
+		"\tfields := struct {\n\t\tuint16_t event_id;\n\t\tuint32_t bytes;\n"
+		"\t};\n};\n", CTF_UNKNOWN_ID);
+	return fclose(f) ? -1 : 0;
+}
+
+/* A time for this stream that does not go back. */
+static uint64_t in_order(struct stream *s, uint64_t t)
+{
+	if (t < s->last) {
+		s->raised++;
+		return s->last;
+	}
+	s->last = t;
+	return t;
+}
+
+/* Header and context of a packet; sizes and end time patched later. */
+static int packet_start(struct packet *pk, const struct stream *s, uint64_t begin,
+			uint64_t pos)
+{
+	pk->len = 0;
+	/* || runs left to right and stops at the first failure. */
+	return put32(pk, CTF_MAGIC) || put32(pk, 0) || put64(pk, begin) ||
+	       put64(pk, begin) || put64(pk, 0) || put64(pk, 0) ||
+	       put64(pk, s->discarded) || put32(pk, s->cpu) || put64(pk, pos) ||
+	       put8(pk, s->trusted) ? -1 : 0;
+}
+
+static int packet_finish(struct packet *pk, struct stream *s, uint64_t end)
+{
+	uint64_t bits = (uint64_t)pk->len * 8u;
+
+	memcpy(pk->p + 16, &end, 8);
+	memcpy(pk->p + 24, &bits, 8);
+	memcpy(pk->p + 32, &bits, 8);
+	return fwrite(pk->p, 1, pk->len, s->f) == pk->len ? 0 : -1;
+}
+
+static int write_event(struct packet *pk, const struct rb_event *ev, uint64_t t)
+{
+	struct trace_event_view v;
+	uint32_t i;
+	int rc;
+
+	if (trace_event_parse(ev->data, ev->len, &v)) {
+		rc = put16(pk, (uint16_t)v.id) || put64(pk, t) || put8(pk, (uint8_t)v.ctx);
+		for (i = 0; i < v.nfields && !rc; i++)
+			rc = put32(pk, v.f[i]);
+		return rc ? -1 : 0;
+	}
+	return put16(pk, CTF_UNKNOWN_ID) || put64(pk, t) || put8(pk, (uint8_t)v.ctx) ||
+	       put16(pk, (uint16_t)v.id) || put32(pk, v.bytes) ? -1 : 0;
+}
+
+static int write_stream(const char *dir, const struct dump_result *r,
+			const struct dump_cpu *dc, uint64_t bias, struct packet *pk,
+			FILE *err)
+{
+	struct stream s = { .cpu = dc->cpu, .trusted = dc->clock_state == TRACE_CLOCK_TRUSTED };
+	char path[4096];
+	uint32_t i;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/stream_%u", dir, dc->cpu);
+	s.f = fopen(path, "wb");
+	if (!s.f)
+		return -1;
+	for (i = 0; i < dc->nr_pages && !rc; i++) {
+		const struct rb_page_header *h = dc->pages[i];
+		const struct clock_conv *conv = &dc->clock.conv;
+		uint64_t begin = in_order(&s, biased(clock_cycles_to_ns(conv, h->base_ts), bias));
+		uint64_t end = begin;
+		struct rb_page_iter it;
+		struct rb_event ev;
+
+		if (i == 0 && dc->lost[0]) {
+			/* An empty packet to measure the first loss against. */
+			rc |= packet_start(pk, &s, begin, h->pos);
+			rc |= packet_finish(pk, &s, begin);
+		}
+		s.discarded += dc->lost[i];
+		rc |= packet_start(pk, &s, begin, h->pos);
+		if (rb_page_iter_init(&it, h, r->page_size) == RB_ITER_END) {
+			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
+				end = in_order(&s, biased(clock_cycles_to_ns(conv, ev.ts), bias));
+				rc |= write_event(pk, &ev, end);
+			}
+		}
+		rc |= packet_finish(pk, &s, end);
+	}
+	if (fclose(s.f))
+		rc = -1;
+	if (s.raised)
+		fprintf(err, "ctf: cpu %u: %llu timestamps went back in time and were raised "
+			"to the previous one\n", dc->cpu, (unsigned long long)s.raised);
+	return rc ? -1 : 0;
+}
+
+int ctf_write(const char *dir, const struct dump_result *r, FILE *err)
+{
+	struct packet pk = { 0 };
+	uint64_t bias = find_bias(r);
+	uint32_t c;
+	int rc = 0;
+
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(err, "ctf: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (write_metadata(dir, r, bias)) {
+		fprintf(err, "ctf: %s/metadata: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	for (c = 0; c < r->nr_cpus && !rc; c++) {
+		if (r->cpus[c].nr_pages == 0)
+			continue;	/* no packets, no stream */
+		rc = write_stream(dir, r, &r->cpus[c], bias, &pk, err);
+		if (rc)
+			fprintf(err, "ctf: %s/stream_%u: %s\n", dir, c, strerror(errno));
+	}
+	free(pk.p);
+	return rc;
+}

@@ -1,0 +1,735 @@
+/*
+ * Decoder of binary trace dumps found in a console capture.
+ *
+ * Three layers:
+ *
+ *   scan     cuts the capture into items: FRAME (magic, a header that fits
+ *            its type, good CRC), BAD (magic, but the frame does not check
+ *            out) and GAP
+ *            (bytes between them: console text or debris).  After a good
+ *            frame it resumes behind it, so magic bytes inside a payload
+ *            are never looked at; after a bad one it resumes at the next
+ *            byte, so a damaged length costs time, never frames.
+ *   segment  groups items into dumps: a BEGIN, or a frame whose dump id
+ *            differs from the open dump's, starts one; END closes it.
+ *            Bad frames belong to the open dump, or to the next one if
+ *            none is open.  A dump's byte range runs from its first item
+ *            to its last.
+ *   process  walks the chosen dump's range twice with the same decisions:
+ *            once to measure the arena it needs, once to fill it and
+ *            report.  Sequence numbers find missing frames, END proves
+ *            completeness, and page headers are checked before a page is
+ *            accepted so that the text formatter only sees sane headers.
+ *
+ * Damage is described once, where it is found, with byte offsets into the
+ * capture.  A gap inside a dump is damage (the kernel writes a dump's
+ * frames back to back); text before and after a dump is not.
+ *
+ * Nothing here trusts the capture: every length is checked against what
+ * is left before it is used, counts are saturated, and payloads are
+ * copied to aligned memory before they are read as structs.
+ */
+#include <stdarg.h>
+
+#include <kernel/kprintf.h>
+#include <trace/crc32.h>
+#include <trace/dump_read.h>
+
+#include "dump_scan.h"
+
+#define REPORT_LINE_MAX	320
+
+/* ---- processing one dump ---- */
+
+/* A page accepted, in frame order (fill pass only). */
+struct page_ref {
+	const void *copy;		/* its bytes in the arena */
+	struct dump_page_info info;	/* its frame info */
+};
+
+struct proc {
+	const uint8_t *cap;		/* the capture */
+	size_t len;			/* its length */
+	const struct dump_read_opts *o;	/* caller's options */
+	struct dump_result *r;		/* result being built */
+	bool fill;			/* second pass: fill the arena and report */
+
+	/* sequence and completeness */
+	bool any;			/* a frame of this dump was seen */
+	uint32_t expect;		/* seq the next frame should have */
+	uint32_t last_seq;		/* last frame accepted */
+	size_t last_end;		/* and where it ended */
+	bool gaps;			/* some seq went missing */
+	uint32_t chain;			/* CRC over received CRC fields */
+	uint32_t pages_rx;		/* PAGE frames received */
+	uint64_t events_rx;		/* entries on accepted pages */
+
+	/* what BEGIN set (or defaults) */
+	uint32_t cpu_limit;		/* cpu ids accepted: below this */
+	bool ring_ok;			/* pages are of a known format */
+	uint32_t max_cpu;		/* highest cpu id seen + 1 */
+	uint32_t max_data;		/* largest page data seen */
+
+	/* arena */
+	uint8_t *arena;			/* fill pass: the caller's arena */
+	size_t used;			/* bytes handed out (layout() bounds them) */
+	uint32_t nr_refs;		/* pages accepted so far */
+	size_t copy_bytes;		/* their copies' bytes */
+	uint32_t max_refs;		/* filling pass: room for refs (measured) */
+	size_t max_copy;		/* filling pass: room for copies (measured) */
+	struct page_ref *refs;		/* fill pass: pages in frame order */
+	uint8_t *copies;		/* fill pass: where copies go */
+
+	/* deferred reports */
+	bool bad_pending;		/* a bad frame waits for its extent */
+	struct dump_item bad;		/* that frame */
+	size_t bad_to;			/* bytes after it up to the next item */
+	bool gap_pending;		/* non-frame bytes inside the dump */
+	size_t gap_off, gap_end;	/* their range */
+	bool outside;			/* no dump at all: gaps are console text */
+};
+
+static void report(struct proc *P, const char *fmt, ...) __printf(2, 3);
+
+static void report(struct proc *P, const char *fmt, ...)
+{
+	char line[REPORT_LINE_MAX];
+	va_list ap;
+
+	if (!P->fill)
+		return;
+	P->r->problems++;
+	if (!P->o->report)
+		return;
+	va_start(ap, fmt);
+	kvsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	P->o->report(P->o->report_ctx, line);
+}
+
+const char *dump_frame_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[DUMP_FRAME_BEGIN] = "BEGIN", [DUMP_FRAME_CLOCK] = "CLOCK",
+		[DUMP_FRAME_PAGE] = "PAGE", [DUMP_FRAME_STATS] = "STATS",
+		[DUMP_FRAME_END] = "END",
+	};
+
+	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "type?";
+}
+
+static unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* Report a bad frame now that its extent (bad_to) is known. */
+static void flush_bad(struct proc *P, bool at_end)
+{
+	const struct dump_item *b = &P->bad;
+	const struct dump_frame_header *h = &b->h;
+	size_t have = P->len - b->off;
+
+	if (!P->bad_pending)
+		return;
+	P->bad_pending = false;
+	switch (b->reason) {
+	case BAD_SHORT_HEADER:
+		report(P, "capture ends inside a frame header at byte offset %llu "
+		       "(%llu of %u bytes present)", ull(b->off), ull(have), DUMP_HEADER_SIZE);
+		return;
+	case BAD_TRUNCATED:
+		if (at_end) {
+			report(P, "capture ends inside frame seq %u (%s) at byte offset %llu: "
+			       "%llu of %llu bytes present", h->seq, dump_frame_name(h->type),
+			       ull(b->off), ull(have), ull(DUMP_FRAME_OVERHEAD + (uint64_t)h->len));
+			return;
+		}
+		report(P, "frame at byte offset %llu: its length (%u) runs past the end of "
+		       "the capture, but frames follow: damaged header; skipped %llu bytes "
+		       "to byte offset %llu", ull(b->off), h->len, ull(P->bad_to - b->off),
+		       ull(P->bad_to));
+		return;
+	case BAD_LENGTH:
+		report(P, "frame at byte offset %llu: header claims a %u-byte payload "
+		       "(at most %u); skipped %llu bytes to byte offset %llu", ull(b->off),
+		       h->len, (unsigned)DUMP_MAX_PAYLOAD, ull(P->bad_to - b->off),
+		       ull(P->bad_to));
+		return;
+	case BAD_VERSION:
+		report(P, "frame seq %u at byte offset %llu: format version %u unknown "
+		       "(this reader knows %u); skipped", h->seq, ull(b->off), h->version,
+		       DUMP_VERSION);
+		return;
+	case BAD_HEADER:
+		report(P, "frame at byte offset %llu: damaged header (type %u with a %u-byte "
+		       "payload); skipped %llu bytes to byte offset %llu", ull(b->off), h->type,
+		       h->len, ull(P->bad_to - b->off), ull(P->bad_to));
+		return;
+	default:
+		report(P, "frame seq %u (%s) at byte offset %llu: bad CRC (stored 0x%08x, "
+		       "computed 0x%08x); skipped %llu bytes to byte offset %llu", h->seq,
+		       dump_frame_name(h->type), ull(b->off), b->crc, b->crc_calc,
+		       ull(P->bad_to - b->off), ull(P->bad_to));
+		return;
+	}
+}
+
+static void flush_gap(struct proc *P)
+{
+	if (!P->gap_pending)
+		return;
+	P->gap_pending = false;
+	if (P->outside)
+		return;
+	if (P->any)
+		report(P, "%llu bytes of non-frame data inside the dump at byte offsets "
+		       "%llu..%llu (after frame seq %u)", ull(P->gap_end - P->gap_off),
+		       ull(P->gap_off), ull(P->gap_end - 1), P->last_seq);
+	else
+		report(P, "%llu bytes of non-frame data inside the dump at byte offsets "
+		       "%llu..%llu (before its first good frame)", ull(P->gap_end - P->gap_off),
+		       ull(P->gap_off), ull(P->gap_end - 1));
+}
+
+/* Arena allocation, 8-byte aligned; NULL in the measuring pass. */
+static void *arena_take(struct proc *P, size_t n)
+{
+	size_t at = (P->used + 7u) & ~(size_t)7u;
+
+	P->used = at + n;
+	if (!P->fill)
+		return 0;
+	return P->arena + at;
+}
+
+static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi && (v & (v - 1)) == 0;
+}
+
+static void do_begin(struct proc *P, const struct dump_item *it)
+{
+	struct dump_result *r = P->r;
+	struct dump_begin b;
+
+	if (it->h.len != sizeof(b)) {
+		report(P, "BEGIN frame: payload of %u bytes, expected %u; ignored", it->h.len,
+		       (unsigned)sizeof(b));
+		return;
+	}
+	__builtin_memcpy(&b, it->payload, sizeof(b));
+	if (b.nr_cpus == 0 || b.nr_cpus > DUMP_MAX_CPUS ||
+	    !pow2_in(b.page_size, RB_PAGE_SIZE_MIN, RB_PAGE_SIZE_MAX)) {
+		report(P, "BEGIN frame: nr_cpus=%u page_size=%u make no sense; ignored",
+		       b.nr_cpus, b.page_size);
+		return;
+	}
+	r->has_begin = true;
+	r->begin = b;
+	P->cpu_limit = b.nr_cpus;
+	if (b.ring_version != RB_FORMAT_VERSION) {
+		P->ring_ok = false;
+		report(P, "BEGIN frame: ring page format version %u unknown (this reader "
+		       "knows %u): pages cannot be decoded", b.ring_version, RB_FORMAT_VERSION);
+	}
+	if (b.events_version != DUMP_EVENTS_VERSION)
+		report(P, "BEGIN frame: event set version %u, this reader knows %u: event "
+		       "names and fields may be wrong", b.events_version, DUMP_EVENTS_VERSION);
+}
+
+static bool cpu_ok(struct proc *P, const struct dump_item *it, uint32_t cpu)
+{
+	if (cpu < P->cpu_limit)
+		return true;
+	report(P, "frame seq %u (%s): cpu %u out of range (%u CPUs); ignored", it->h.seq,
+	       dump_frame_name(it->h.type), cpu, P->cpu_limit);
+	return false;
+}
+
+static void do_clock(struct proc *P, const struct dump_item *it)
+{
+	struct dump_clock c;
+	struct dump_cpu *dc;
+
+	if (it->h.len != sizeof(c)) {
+		report(P, "frame seq %u (CLOCK): payload of %u bytes, expected %u; ignored",
+		       it->h.seq, it->h.len, (unsigned)sizeof(c));
+		return;
+	}
+	__builtin_memcpy(&c, it->payload, sizeof(c));
+	if (!cpu_ok(P, it, c.cpu))
+		return;
+	if (c.cpu + 1 > P->max_cpu)
+		P->max_cpu = c.cpu + 1;
+	if (!P->fill || c.cpu >= P->r->nr_cpus)
+		return;
+	dc = &P->r->cpus[c.cpu];
+	if (dc->has_clock) {
+		report(P, "frame seq %u (CLOCK): second clock of cpu %u; ignored", it->h.seq,
+		       c.cpu);
+		return;
+	}
+	/*
+	 * Used as sent, whatever it holds, so that the times are the ones the
+	 * kernel printed (clock_cycles_to_ns() is defined for any fields).
+	 * mult 0 is the kernel saying it had none; anything else that fails
+	 * the check cannot come from clock_conv_init() and is worth a word.
+	 */
+	if (c.conv.mult != 0 && clock_conv_check(&c.conv))
+		report(P, "frame seq %u (CLOCK): cpu %u: conversion mult=%u shift=%u is "
+		       "malformed; its times are unreliable", it->h.seq, c.cpu, c.conv.mult,
+		       c.conv.shift);
+	dc->has_clock = true;
+	dc->clock = c;
+	dc->clock_state = trace_clock_state(&c);
+}
+
+static void do_stats(struct proc *P, const struct dump_item *it)
+{
+	struct dump_stats st;
+	struct dump_cpu *dc;
+
+	if (it->h.len != sizeof(st)) {
+		report(P, "frame seq %u (STATS): payload of %u bytes, expected %u; ignored",
+		       it->h.seq, it->h.len, (unsigned)sizeof(st));
+		return;
+	}
+	__builtin_memcpy(&st, it->payload, sizeof(st));
+	if (!cpu_ok(P, it, st.cpu))
+		return;
+	if (st.cpu + 1 > P->max_cpu)
+		P->max_cpu = st.cpu + 1;
+	if (!P->fill)
+		return;
+	if (st.cpu >= P->r->nr_cpus)
+		return;
+	dc = &P->r->cpus[st.cpu];
+	if (dc->has_stats) {
+		report(P, "frame seq %u (STATS): second STATS of cpu %u; ignored", it->h.seq,
+		       st.cpu);
+		return;
+	}
+	st.stop_reason[DUMP_STOP_REASON_MAX - 1] = 0;
+	dc->has_stats = true;
+	dc->stats = st;
+}
+
+static void do_page(struct proc *P, const struct dump_item *it)
+{
+	const uint32_t isz = sizeof(struct dump_page_info);
+	struct dump_page_info info;
+	struct rb_page_header hdr;
+	uint32_t max_data = P->r->has_begin ? P->r->begin.page_size : RB_PAGE_SIZE_MAX;
+	const char *why = 0;
+
+	P->pages_rx++;
+	if (!P->ring_ok)
+		return;	/* reported with BEGIN */
+	if (it->h.len < isz + RB_PAGE_HEADER_SIZE) {
+		report(P, "frame seq %u (PAGE): payload of %u bytes is too short for a page; "
+		       "ignored", it->h.seq, it->h.len);
+		return;
+	}
+	__builtin_memcpy(&info, it->payload, isz);
+	__builtin_memcpy(&hdr, it->payload + isz, sizeof(hdr));
+	if (!cpu_ok(P, it, info.cpu))
+		return;
+	if (info.data_len != it->h.len - isz)
+		why = "data length disagrees with the frame length";
+	else if (info.data_len > max_data)
+		why = "more data than a page holds";
+	else if (hdr.cpu != info.cpu)
+		why = "page header names another CPU";
+	else if (hdr.version != RB_FORMAT_VERSION)
+		why = "page header has an unknown version";
+	else if (hdr.commit % 4u || hdr.commit > info.data_len - RB_PAGE_HEADER_SIZE)
+		why = "page header's commit runs past the data";
+	else if (hdr.pos != info.pos)
+		why = "page header's pos disagrees with the frame";
+	if (why) {
+		report(P, "frame seq %u (PAGE) at byte offset %llu: cpu %u page pos %llu: %s; "
+		       "ignored", it->h.seq, ull(it->off), info.cpu, ull(info.pos), why);
+		return;
+	}
+	if (info.cpu + 1 > P->max_cpu)
+		P->max_cpu = info.cpu + 1;
+	if (info.data_len > P->max_data)
+		P->max_data = info.data_len;
+	P->events_rx = sat_add(P->events_rx, hdr.entries);
+	if (P->fill) {
+		struct page_ref *ref = &P->refs[P->nr_refs];
+		uint8_t *copy = P->copies + P->copy_bytes;
+
+		/* Both passes decide alike; this only guards the arena. */
+		if (P->nr_refs >= P->max_refs || info.cpu >= P->r->nr_cpus ||
+		    P->copy_bytes + info.data_len > P->max_copy)
+			return;
+		__builtin_memcpy(copy, it->payload + isz, info.data_len);
+		ref->copy = copy;
+		ref->info = info;
+	}
+	P->nr_refs++;
+	P->copy_bytes += (info.data_len + 7u) & ~7u;
+}
+
+static void do_end(struct proc *P, const struct dump_item *it)
+{
+	struct dump_result *r = P->r;
+	struct dump_end e;
+	uint32_t frames = it->h.seq;	/* checked against e.frames below */
+
+	if (it->h.len != sizeof(e)) {
+		report(P, "END frame: payload of %u bytes, expected %u; ignored", it->h.len,
+		       (unsigned)sizeof(e));
+		return;
+	}
+	__builtin_memcpy(&e, it->payload, sizeof(e));
+	r->has_end = true;
+	r->end = e;
+	if (e.frames != frames || e.pages != P->pages_rx || e.events != P->events_rx ||
+	    P->gaps) {
+		report(P, "END frame: the dump had %u frames before END with %u pages and %llu "
+		       "events; received %u frames (%s), %u pages, %llu events (%llu events "
+		       "on pages not decoded)", e.frames, e.pages, ull(e.events), r->frames - 1,
+		       P->gaps ? "with gaps" : "no gaps", P->pages_rx, ull(P->events_rx),
+		       ull(e.events > P->events_rx ? e.events - P->events_rx : 0));
+		return;
+	}
+	if (e.chain != crc32_final(P->chain)) {
+		report(P, "END frame: chain checksum 0x%08x, received frames give 0x%08x: "
+		       "frames were replaced or reordered", e.chain, crc32_final(P->chain));
+		return;
+	}
+	r->complete = true;
+}
+
+static void do_frame(struct proc *P, const struct dump_item *it)
+{
+	struct dump_result *r = P->r;
+	uint32_t seq = it->h.seq;
+
+	if (!P->any && seq != 0) {
+		report(P, "missing frames seq 0..%u (the dump's start, BEGIN included)", seq - 1);
+		P->gaps = true;
+	} else if (P->any && seq > P->expect) {
+		report(P, "missing frames seq %u..%u", P->expect, seq - 1);
+		P->gaps = true;
+	} else if (P->any && seq < P->expect) {
+		report(P, "frame seq %u (%s) at byte offset %llu repeats or goes back (expected "
+		       "seq %u); ignored", seq, dump_frame_name(it->h.type), ull(it->off),
+		       P->expect);
+		return;
+	}
+	P->any = true;
+	P->expect = seq + 1;
+	P->last_seq = seq;
+	P->last_end = it->end;
+	r->frames++;
+
+	switch (it->h.type) {
+	case DUMP_FRAME_BEGIN:
+		if (seq != 0)
+			report(P, "BEGIN frame at byte offset %llu has seq %u, not 0", ull(it->off),
+			       seq);
+		do_begin(P, it);
+		break;
+	case DUMP_FRAME_CLOCK:
+		do_clock(P, it);
+		break;
+	case DUMP_FRAME_PAGE:
+		do_page(P, it);
+		break;
+	case DUMP_FRAME_STATS:
+		do_stats(P, it);
+		break;
+	case DUMP_FRAME_END:
+		do_end(P, it);
+		break;
+	default:
+		report(P, "frame seq %u at byte offset %llu: unknown type %u; ignored", seq,
+		       ull(it->off), it->h.type);
+		break;
+	}
+	if (it->h.type != DUMP_FRAME_END)
+		P->chain = crc32_update(P->chain, &it->crc, sizeof(it->crc));
+}
+
+/* Walk the dump's range: every item from start, until one past end. */
+static void walk(struct proc *P, size_t start, size_t end)
+{
+	struct dump_scanner s = { P->cap, P->len, start };
+	struct dump_item it;
+
+	for (dump_scan_next(&s, &it); it.kind != SCAN_EOF; dump_scan_next(&s, &it)) {
+		if (it.kind == SCAN_GAP) {
+			if (P->bad_pending) {
+				P->bad_to = it.end;	/* debris after a bad frame is its own */
+				continue;
+			}
+			if (it.off >= end)
+				break;
+			P->gap_pending = true;
+			P->gap_off = it.off;
+			P->gap_end = it.end;
+			continue;
+		}
+		flush_bad(P, false);
+		if (it.off >= end)
+			break;
+		flush_gap(P);
+		if (it.kind == SCAN_BAD) {
+			P->bad_pending = true;
+			P->bad = it;
+			P->bad_to = it.end;
+			continue;
+		}
+		do_frame(P, &it);
+	}
+	flush_bad(P, it.kind == SCAN_EOF);
+	/* A trailing gap runs into console text after the dump: not damage. */
+	P->gap_pending = false;
+}
+
+/* A stand-in clock for a CPU without a usable CLOCK frame. */
+static void stand_in_clock(struct proc *P, struct dump_cpu *dc)
+{
+	const struct dump_result *r = P->r;
+	uint64_t hz = r->has_begin ? r->begin.tsc_hz : 0;
+	uint32_t i;
+
+	dc->clock_state = TRACE_CLOCK_MISSING;
+	dc->clock.cpu = dc->cpu;
+	for (i = 0; i < r->nr_cpus; i++) {
+		if (r->cpus[i].has_clock && r->cpus[i].clock.conv.mult) {
+			dc->clock.conv = r->cpus[i].clock.conv;
+			dc->clock.conv.offset_ns = 0;
+			report(P, "cpu %u: no CLOCK frame: its times use cpu %u's conversion "
+			       "without offset and are marked untrusted", dc->cpu, i);
+			return;
+		}
+	}
+	if (hz == 0 || clock_conv_init(&dc->clock.conv, hz, 0, 0)) {
+		clock_conv_init(&dc->clock.conv, CLOCK_NSEC_PER_SEC, 0, 0);
+		report(P, "cpu %u: no CLOCK frame and no frequency: its times are raw cycles "
+		       "(as ns) and marked untrusted", dc->cpu);
+		return;
+	}
+	report(P, "cpu %u: no CLOCK frame: its times are cycles since reset at %llu Hz "
+	       "and marked untrusted", dc->cpu, ull(hz));
+}
+
+/*
+ * Events lost before each page.  Normally the frame's overrun + dropped.
+ * If frames of this CPU went missing in the capture, the page headers
+ * still tell how many events lie between two received pages: seq counts
+ * stored events and dropped the drops, so the difference from the
+ * previous page is exactly what the kernel's reader would have counted
+ * across the missing pages, their own events included.
+ */
+static void count_lost(struct proc *P, struct dump_cpu *dc)
+{
+	const struct rb_page_header *p, *h;
+	uint64_t reported, computed;
+	uint32_t i;
+
+	for (i = 0; i < dc->nr_pages; i++) {
+		h = dc->pages[i];
+		reported = sat_add(dc->info[i].lost_overrun, dc->info[i].lost_dropped);
+		dc->lost[i] = reported;
+		dc->events = sat_add(dc->events, h->entries);
+		if (i == 0)
+			continue;
+		p = dc->pages[i - 1];
+		if (h->seq < p->seq || h->seq - p->seq < p->entries || h->dropped < p->dropped)
+			continue;
+		computed = sat_add(h->seq - p->seq - p->entries, h->dropped - p->dropped);
+		if (computed > reported) {
+			report(P, "cpu %u: %llu events between pages pos %llu and %llu are missing "
+			       "from the capture", dc->cpu, ull(computed - reported), ull(p->pos),
+			       ull(h->pos));
+			dc->lost[i] = computed;
+		}
+	}
+}
+
+/* After the walk (fill pass): per-CPU page arrays, clocks, checks. */
+static void finish(struct proc *P)
+{
+	struct dump_result *r = P->r;
+	uint32_t i, c, *fill;
+
+	if (!r->has_begin)
+		report(P, "no BEGIN frame: CPU count and page size are guessed from the frames "
+		       "(%u CPUs, %u-byte pages)", r->nr_cpus, r->page_size);
+	if (!r->has_end) {
+		if (P->any)
+			report(P, "no END frame: the last frame received is seq %u, ending at "
+			       "byte offset %llu", P->last_seq, ull(P->last_end));
+		else
+			report(P, "no END frame, and no good frame of this dump at all");
+	}
+
+	/* Counting sort of the pages by CPU, keeping frame order. */
+	for (i = 0; i < P->nr_refs; i++)
+		r->cpus[P->refs[i].info.cpu].nr_pages++;
+	fill = (uint32_t *)arena_take(P, sizeof(uint32_t) * (size_t)r->nr_cpus);
+	for (c = 0, i = 0; c < r->nr_cpus; c++) {
+		struct dump_cpu *dc = &r->cpus[c];
+
+		dc->pages = (const void **)arena_take(P, sizeof(void *) * (size_t)dc->nr_pages);
+		dc->lost = (uint64_t *)arena_take(P, sizeof(uint64_t) * (size_t)dc->nr_pages);
+		dc->info = (struct dump_page_info *)
+			arena_take(P, sizeof(struct dump_page_info) * (size_t)dc->nr_pages);
+		fill[c] = 0;
+	}
+	for (i = 0; i < P->nr_refs; i++) {
+		struct dump_cpu *dc = &r->cpus[P->refs[i].info.cpu];
+		uint32_t k = fill[dc->cpu]++;
+
+		dc->pages[k] = P->refs[i].copy;
+		dc->info[k] = P->refs[i].info;
+	}
+	for (c = 0; c < r->nr_cpus; c++) {
+		struct dump_cpu *dc = &r->cpus[c];
+
+		if (!dc->has_clock)
+			stand_in_clock(P, dc);
+		if (!dc->has_stats)
+			report(P, "cpu %u: no STATS frame", c);
+		count_lost(P, dc);
+		r->pages += dc->nr_pages;
+		r->events = sat_add(r->events, dc->events);
+	}
+}
+
+/*
+ * Arena layout, in the order the filling pass takes it: CPUs, page refs,
+ * page copies (both counted by the measuring pass), then finish()'s
+ * counters and per-CPU arrays.  Every piece but the counters is a
+ * multiple of 8 bytes, so alignment adds nothing between them.
+ */
+static size_t layout(uint32_t nr_cpus, uint32_t nr_refs, size_t copy_bytes)
+{
+	return sizeof(struct dump_cpu) * (size_t)nr_cpus +
+	       sizeof(struct page_ref) * (size_t)nr_refs + copy_bytes +
+	       ((sizeof(uint32_t) * (size_t)nr_cpus + 7u) & ~(size_t)7u) +
+	       (sizeof(void *) + sizeof(uint64_t) + sizeof(struct dump_page_info)) *
+		       (size_t)nr_refs;
+}
+
+static void proc_init(struct proc *P, const void *cap, size_t len,
+		      const struct dump_read_opts *o, struct dump_result *r)
+{
+	__builtin_memset(P, 0, sizeof(*P));
+	P->cap = cap;
+	P->len = len;
+	P->o = o;
+	P->r = r;
+	P->cpu_limit = DUMP_MAX_CPUS;
+	P->ring_ok = true;
+	P->chain = CRC32_INIT;
+}
+
+/* Report every bad frame of a capture that holds no good one. */
+static void report_all_bad(struct proc *P)
+{
+	P->fill = true;
+	P->outside = true;
+	walk(P, 0, P->len);
+}
+
+int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts,
+	      void *arena, size_t arena_size, struct dump_result *out)
+{
+	struct dump_segmenter g = { .which = opts->which };
+	struct proc P;
+	uint32_t nr_cpus, page_size, nr_refs, i;
+	size_t need, copy_bytes;
+
+	__builtin_memset(out, 0, sizeof(*out));
+	dump_segment(capture, len, &g);
+	out->nr_dumps = g.nr_dumps;
+	if (g.nr_dumps == 0) {
+		proc_init(&P, capture, len, opts, out);
+		report_all_bad(&P);
+		return DUMP_READ_NOTHING;
+	}
+	if (!g.found)
+		return DUMP_READ_NO_SUCH_DUMP;
+
+	/* Measuring pass. */
+	proc_init(&P, capture, len, opts, out);
+	walk(&P, g.sel_start, g.sel_end);
+	nr_cpus = out->has_begin ? out->begin.nr_cpus : P.max_cpu;
+	page_size = out->has_begin ? out->begin.page_size : RB_PAGE_SIZE_MIN;
+	while (page_size < P.max_data)
+		page_size *= 2;
+	nr_refs = P.nr_refs;
+	copy_bytes = P.copy_bytes;
+	need = layout(nr_cpus, nr_refs, copy_bytes);
+	__builtin_memset(out, 0, sizeof(*out));
+	out->nr_dumps = g.nr_dumps;
+	out->arena_needed = need;
+	out->nr_cpus = nr_cpus;
+	out->page_size = page_size;
+	if (!arena || arena_size < need || ((uintptr_t)arena & 7u))
+		return DUMP_READ_ARENA;
+
+	/* Filling pass: the same walk, now with memory and reports. */
+	proc_init(&P, capture, len, opts, out);
+	P.fill = true;
+	P.arena = arena;
+	P.max_refs = nr_refs;
+	P.max_copy = copy_bytes;
+	out->nr_cpus = nr_cpus;
+	out->page_size = page_size;
+	out->dump_id = g.sel_id;
+	out->index = opts->which < 0 ? g.nr_dumps - 1 : (uint32_t)opts->which;
+	out->start_off = g.sel_start;
+	out->end_off = g.sel_end;
+	out->cpus = arena_take(&P, sizeof(struct dump_cpu) * (size_t)nr_cpus);
+	__builtin_memset(out->cpus, 0, sizeof(struct dump_cpu) * (size_t)nr_cpus);
+	for (i = 0; i < nr_cpus; i++)
+		out->cpus[i].cpu = i;
+	P.refs = arena_take(&P, sizeof(struct page_ref) * (size_t)nr_refs);
+	P.copies = arena_take(&P, copy_bytes);
+	walk(&P, g.sel_start, g.sel_end);
+	finish(&P);
+	if (g.pending && out->index == g.nr_dumps - 1) {
+		/* Bad frames after the last dump: a later one, cut or damaged. */
+		report(&P, "damaged frames follow the dump from byte offset %llu: a later dump "
+		       "was lost or cut short", ull(g.pending_off));
+		P.outside = true;
+		walk(&P, g.pending_off, len);
+	}
+	if (out->has_begin && out->has_end && out->complete && out->problems == 0)
+		return DUMP_READ_OK;
+	out->complete = out->complete && out->problems == 0;
+	return DUMP_READ_DAMAGED;
+}
+
+void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nr_cpus; i++) {
+		const struct dump_cpu *dc = &r->cpus[i];
+
+		out[i] = (struct trace_text_cpu){
+			.cpu = dc->cpu,
+			.clock_state = dc->clock_state,
+			.clock = &dc->clock.conv,
+			.stats = dc->has_stats ? &dc->stats : 0,
+			.page_size = r->page_size,
+			.nr_pages = dc->nr_pages,
+			.pages = dc->pages,
+			.lost = dc->lost,
+		};
+	}
+}
