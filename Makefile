@@ -20,7 +20,7 @@ HOSTCC  ?= gcc
 QEMU    ?= qemu-system-x86_64
 PYTHON  ?= /usr/bin/python3
 CPUS    ?= 4
-CMDLINE ?= run=shell
+CMDLINE ?= run=demo,shell
 CFLAGS  ?= -O2 -g
 
 BUILD := build
