@@ -111,6 +111,23 @@ void console_write_raw(const char *s, size_t n)
 	unlock(flags);
 }
 
+uint64_t console_hold(void)
+{
+	return lock();
+}
+
+void console_release(uint64_t flags)
+{
+	unlock(flags);
+}
+
+void console_write_raw_held(const char *s, size_t n)
+{
+	for (struct console *c = consoles; c; c = c->next)
+		if (c->write_raw)
+			c->write_raw(c, s, n);
+}
+
 int console_getc(void)
 {
 	for (struct console *c = consoles; c; c = c->next) {

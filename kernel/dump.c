@@ -133,7 +133,9 @@ static bool take_snapshot(void)
 		dump_stats_from_rb(&s->stats, c, &st);
 		memset(&s->clock, 0, sizeof(s->clock));
 		s->clock.cpu = c;
-		if (pc && tsc.hz && !clock_latch_read(&pc->clock, &s->clock.conv)) {
+		if (pc && tsc.hz && clock_latch_read(&pc->clock, &s->clock.conv))
+			memset(&s->clock.conv, 0, sizeof(s->clock.conv)); /* torn: say "none" */
+		else if (pc && tsc.hz) {
 			s->clock.skew_cycles = pc->tsc_skew;
 			s->clock.skew_uncert_cycles = pc->tsc_skew_uncert;
 			if (pc->tsc_trusted)
@@ -154,7 +156,7 @@ static void sink_text(void *ctx, const void *buf, size_t len)
 static void sink_raw(void *ctx, const void *buf, size_t len)
 {
 	(void)ctx;
-	console_write_raw(buf, len);
+	console_write_raw_held(buf, len);	/* dump_bin holds the console */
 }
 
 bool dump_text(uint32_t cpu, uint64_t last)
@@ -171,9 +173,7 @@ bool dump_text(uint32_t cpu, uint64_t last)
 		struct snap_cpu *s = &snap[c];
 		tc[c] = (struct trace_text_cpu){
 			.cpu = c,
-			.clock_state = !s->clock.conv.mult ? TRACE_CLOCK_MISSING :
-				       (s->clock.flags & DUMP_CLOCK_TRUSTED) ? TRACE_CLOCK_TRUSTED
-									   : TRACE_CLOCK_UNTRUSTED,
+			.clock_state = trace_clock_state(&s->clock),
 			.clock = &s->clock.conv,
 			.stats = &s->stats,
 			.page_size = RB_PAGE_SIZE_DEFAULT,
@@ -198,8 +198,11 @@ bool dump_bin(uint32_t cpu)
 		.tsc_err_ppb = tsc.err_ppb, .start_cycles = rdtsc(),
 	};
 
+	uint64_t flags;
+
 	if (!take_snapshot())
 		return false;
+	flags = console_hold();
 	dump_write_begin(&w, &sink, dump_id, &begin);
 	for (unsigned c = 0; c < cpu_count; c++)
 		dump_write_clock(&w, &snap[c].clock);
@@ -213,6 +216,7 @@ bool dump_bin(uint32_t cpu)
 	for (unsigned c = 0; c < cpu_count; c++)
 		dump_write_stats(&w, &snap[c].stats);
 	dump_write_end(&w);
+	console_release(flags);
 	cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
 		(unsigned long long)w.events);
 	return true;

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include "baretrace/compiler.h"
 
 struct console {
@@ -24,6 +25,13 @@ bool console_unregister(struct console *c);	/* false if it was not registered */
 void console_write(const char *s, size_t n);	/* to all consoles, serialised */
 /* Bytes unchanged to the consoles that carry a byte stream (serial ports). */
 void console_write_raw(const char *s, size_t n);
+/*
+ * Hold the console lock across many raw writes (a binary dump), so no
+ * other CPU's printk lands inside a frame; interrupts are off meanwhile.
+ */
+uint64_t console_hold(void);
+void console_write_raw_held(const char *s, size_t n);
+void console_release(uint64_t flags);
 int console_getc(void);				/* first console with input, or -1 */
 bool console_any(void);				/* is any console registered? */
 
