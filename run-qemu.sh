@@ -1,7 +1,7 @@
 #!/bin/bash
 # Boot baretrace under QEMU (TCG) with its serial console on stdout.
 #
-#   ./run-qemu.sh [--uefi] [--smp N] [--machine pc|q35] [--memory M] [--icount]
+#   ./run-qemu.sh [--uefi] [--smp N[,maxcpus=M]] [--machine pc|q35] [--memory M] [--icount]
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
 #                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
@@ -52,7 +52,8 @@ done
 
 case "$machine" in pc|q35) ;; *) die "--machine must be pc or q35, not '$machine'" ;; esac
 case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com2 or pci, not '$serial_port'" ;; esac
-[[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp must be a positive integer, not '$smp'"
+[[ "$smp" =~ ^[1-9][0-9]*(,maxcpus=[1-9][0-9]*)?$ ]] ||
+	die "--smp must be N or N,maxcpus=M (positive integers), not '$smp'"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be whole seconds, not '$timeout_s'"
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: run 'make deps'"

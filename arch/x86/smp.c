@@ -143,6 +143,29 @@ static bool wait_eq32(volatile uint32_t *p, uint32_t v, uint64_t ms)
 	return true;
 }
 
+/*
+ * One side of the warp test (both CPUs run it at once): take the lock,
+ * read the TSC, compare with the last reading stored under the lock by
+ * either CPU; a smaller value is a warp.
+ */
+static void warp_rounds(void)
+{
+	uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
+
+	for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
+		while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
+			sync_relax();
+		uint64_t now = rdtsc_ordered();
+		if (now < warp.last) {
+			warp.warps++;
+			if (warp.last - now > warp.max_warp)
+				warp.max_warp = warp.last - now;
+		}
+		warp.last = now;
+		__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
+	}
+}
+
 /* ---- AP side ------------------------------------------------------------ */
 
 static void ap_sync_loop(void)
@@ -160,19 +183,7 @@ static void ap_sync_loop(void)
 				__atomic_store_n(&sync.seq, s + 1, __ATOMIC_RELEASE);
 			}
 		} else if (ph == SYNC_WARP && !sync.ap_done) {
-			uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
-			for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
-				while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
-					sync_relax();
-				uint64_t now = rdtsc_ordered();
-				if (now < warp.last) {
-					warp.warps++;
-					if (warp.last - now > warp.max_warp)
-						warp.max_warp = warp.last - now;
-				}
-				warp.last = now;
-				__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
-			}
+			warp_rounds();
 			__atomic_store_n(&sync.ap_done, 1, __ATOMIC_RELEASE);
 		} else if (ph == SYNC_ADJUST && !sync.ap_done) {
 			wrmsr(MSR_TSC_ADJUST, rdmsr(MSR_TSC_ADJUST) + sync.adjust);
@@ -273,26 +284,13 @@ static bool pingpong(int64_t *skew, int64_t *uncert, unsigned *samples)
 
 static bool warp_test(uint64_t *warps, uint64_t *max_warp)
 {
-	uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
-
 	warp.lock = 0;
 	warp.last = 0;
 	warp.warps = 0;
 	warp.max_warp = 0;
 	__atomic_store_n(&sync.ap_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sync.phase, SYNC_WARP, __ATOMIC_RELEASE);
-	for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
-		while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
-			sync_relax();
-		uint64_t now = rdtsc_ordered();
-		if (now < warp.last) {
-			warp.warps++;
-			if (warp.last - now > warp.max_warp)
-				warp.max_warp = warp.last - now;
-		}
-		warp.last = now;
-		__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
-	}
+	warp_rounds();
 	bool ok = wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
 	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
 	*warps = warp.warps;

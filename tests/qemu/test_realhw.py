@@ -47,8 +47,12 @@ def check_ktests(r):
 
 @pytest.mark.parametrize("machine,config", [("q35", "ecam"), ("pc", "port")])
 def test_pci_serial_card_without_com1(qemu, machine, config):
-    r = qemu("run=ktest exit", machine=machine, opts=["--serial-port", "pci"])
+    r = qemu("run=ktest,demo exit demo.ms=100 dump.last=5", machine=machine,
+             opts=["--serial-port", "pci"])
     check_ktests(r)
+    # A trace dump arrives on the card, too.
+    assert "# tracer: baretrace" in r.lines, r.out
+    assert len(r.all(r"^\s+(task|irq|nmi)-\d+\s+\[\d{3}\] ")) == 5, r.out
     assert r.has(rf"^pci: config={config}\b"), r.out
     pci = r.fields(r"^console: found=pci ")
     assert pci["id"] == "1b36:0002" and pci["io"].startswith("0x")
@@ -282,4 +286,25 @@ def test_boots_from_usb_stick(tmp_path, firmware):
     assert re.search(r"^ide2-cd0: \[not inserted\]", blocks, re.M), blocks
     assert "Product QEMU USB MSD" in usb, usb
     assert r.fields(r"^boot: loader=")["firmware"] == firmware
+    assert all(r.ktap().values()), r.out
+
+
+def test_madt_lists_cpus_that_are_not_there(qemu):
+    # -smp 4,maxcpus=8: the MADT has 8 processor entries, 4 of them not present.
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit", smp="4,maxcpus=8")
+    assert r.rc == 0, r.out
+    madt = r.fields(r"^acpi: madt ")
+    assert madt["cpus"] == "8" and madt["enabled"] == "4", madt
+    online = r.fields(r"^smp: online=")
+    assert online["online"] == "4" and online["present"] == "4", online
+    assert not r.has(r"did not answer")
+
+
+def test_32_cpus(qemu):
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu,nmi_ipi_reaches_every_cpu exit",
+             smp=32, memory="1G", timeout=400)
+    assert r.rc == 0, r.out
+    online = r.fields(r"^smp: online=")
+    assert online["online"] == "32" and online["present"] == "32", online
+    assert len(r.all(r"^smp: cpu=\d+ apic_id=\d+ tsc_skew_cycles=")) == 32
     assert all(r.ktap().values()), r.out
