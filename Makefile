@@ -247,6 +247,14 @@ BENCH_HOST_HDRS := $(wildcard bench/host/*.h bench/host/include/arch/*.h include
 override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-DHOST_TRACE_NO_HOOKS -Ibench/host/include -Iinclude -Itests/host/include -Ibench/host
 
+# make bench: the kernel's benchmarks under QEMU (icount and TCG) with a
+# results file and plots in build/bench/, then the host comparison.
+.PHONY: bench bench-kernel
+bench: bench-kernel bench-host
+bench-kernel: deps
+	@$(MAKE) kernel
+	$(PYTHON) scripts/bench-kernel.py
+
 .PHONY: bench-host
 bench-host:
 	@scripts/bench-host.sh

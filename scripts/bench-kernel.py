@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""make bench: the kernel's write-path benchmarks under QEMU, with a results file and plots.
+
+Boots the kernel twice at its shell (-smp 2): once under -icount shift=0, where a
+cycle is an instruction and the figures are exact, and once under plain TCG,
+where they are the emulator's speed. In each it runs `bench all` and
+`bench ring write_interval=N` for a range of N, then writes
+build/bench/kernel-results.txt (machine, date, commit, every `bench:` line) and,
+with gnuplot, build/bench/kernel-latency.png (the per-event latency histogram
+of each variant) and build/bench/kernel-interval.png (cycles per entry against
+write_interval).
+"""
+import datetime
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "build" / "bench"
+PROMPT = b"baretrace> "
+INTERVALS = [1, 10, 100, 1000, 10000]
+
+
+class Shell:
+    def __init__(self, icount):
+        args = [str(ROOT / "run-qemu.sh"), "--smp", "2", "--timeout", "1800",
+                "--cmdline", "run=shell"] + (["--icount"] if icount else [])
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, cwd=ROOT)
+        self.buf = b""
+        self.seen = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait(180)
+
+    def _read(self):
+        while chunk := self.p.stdout.read1(4096):
+            self.buf += chunk
+
+    def wait(self, timeout):
+        end = time.time() + timeout
+        while time.time() < end:
+            i = self.buf.find(PROMPT, self.seen)
+            if i >= 0:
+                out = self.buf[self.seen:i]
+                self.seen = i + len(PROMPT)
+                return out.decode("utf-8", "replace").replace("\r", "")
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.1)
+        sys.exit(f"bench-kernel: no prompt within {timeout} s; last output:\n"
+                 + self.buf[-2000:].decode("utf-8", "replace"))
+
+    def cmd(self, line, timeout=900):
+        print(f"bench-kernel:   {line}", flush=True)
+        self.p.stdin.write(line.encode() + b"\r")
+        self.p.stdin.flush()
+        return self.wait(timeout)
+
+    def close(self):
+        self.p.stdin.write(b"poweroff\r")
+        self.p.stdin.flush()
+        self.p.wait(60)
+
+
+def run(mode):
+    print(f"bench-kernel: booting ({mode})", flush=True)
+    sh = Shell(mode == "icount")
+    out = sh.cmd("bench all")
+    for n in INTERVALS:
+        out += sh.cmd(f"bench ring write_interval={n} duration_ms=50")
+    sh.close()
+    return out
+
+
+def fields(line):
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+def variant(f):
+    return f"{f['reserve']}/{f['stamp']}/convert={f['convert']}/reader={f['reader']}"
+
+
+def main():
+    if subprocess.run(["make", "-s", "kernel"], cwd=ROOT).returncode:
+        sys.exit("bench-kernel: the kernel does not build")
+    OUT.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                if l.startswith("model name")), platform.processor())
+    results = {m: run(m) for m in ("icount", "tcg")}
+    lines = [f"# baretrace kernel benchmarks", f"date: {datetime.datetime.now().isoformat()}",
+             f"commit: {commit}", f"machine: {cpu}, {os.cpu_count()} cores, {platform.platform()}",
+             f"qemu: {subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}",
+             "icount: -icount shift=0, a cycle is an instruction; tcg: plain TCG, the emulator's speed", ""]
+    for m, out in results.items():
+        lines.append(f"## {m}")
+        lines += [f"{m} {l}" for l in out.splitlines() if l.startswith(("bench:", "bench ring:", "bench event:"))]
+        lines.append("")
+    (OUT / "kernel-results.txt").write_text("\n".join(lines) + "\n")
+    print(f"bench-kernel: wrote {OUT / 'kernel-results.txt'}")
+
+    # Table: one row per ring variant, icount instructions and TCG ns.
+    table = {}
+    for m, out in results.items():
+        for l in out.splitlines():
+            if l.startswith("bench: test=ring") and "write_interval=1000" in l:
+                f = fields(l)
+                table.setdefault(variant(f), {})[m] = f
+    print(f"{'variant (ring, 8-byte payload)':44} {'icount instr/event':>18} {'tcg ns/event':>14}")
+    for v, d in table.items():
+        print(f"{v:44} {d.get('icount', {}).get('cycles_per_event', '-'):>18} "
+              f"{d.get('tcg', {}).get('ns_per_event', '-'):>14}")
+
+    if not shutil.which("gnuplot"):
+        print("bench-kernel: gnuplot not found: no plots (apt-get install gnuplot-nox)")
+        return
+    # Latency histograms of bench event, per variant (icount: instructions).
+    hist = {}
+    cur = None
+    for l in results["icount"].splitlines():
+        if l.startswith("bench event: cycles"):
+            cur = []
+        elif l.startswith("bench event: hist") and cur is not None:
+            f = fields(l)
+            lo = int(f["cycles"].strip("[").split(",")[0])
+            cur.append((lo, int(f["count"])))
+        elif l.startswith("bench: test=event") and cur is not None:
+            hist[variant(fields(l))] = cur
+            cur = None
+    dat = OUT / "kernel-latency.dat"
+    with open(dat, "w") as fp:
+        for i, (v, rows) in enumerate(hist.items()):
+            fp.write(f'"{v}"\n' + "".join(f"{lo} {c}\n" for lo, c in rows) + "\n\n")
+    interval = OUT / "kernel-interval.dat"
+    with open(interval, "w") as fp:
+        for m, out in results.items():
+            fp.write(f'"{m}"\n')
+            for l in out.splitlines():
+                if l.startswith("bench: test=ring") and "reader=none" in l and "reserve=xadd" in l \
+                        and "stamp=rdtsc" in l and "convert=no" in l:
+                    f = fields(l)
+                    fp.write(f"{f['write_interval']} {f['cycles_per_event']}\n")
+            fp.write("\n\n")
+    script = f"""
+set terminal pngcairo size 900,500 noenhanced
+set output '{OUT / "kernel-latency.png"}'
+set title 'bench event under icount: instructions per write (log2 buckets)'
+set logscale x 2
+set xlabel 'instructions (bucket lower bound)'
+set ylabel 'writes'
+set key outside right
+plot for [i=0:{max(len(hist) - 1, 0)}] '{dat}' index i using 1:2 with linespoints title columnheader(1)
+set output '{OUT / "kernel-interval.png"}'
+set title 'bench ring: cycles per entry vs write_interval (icount: instructions)'
+set logscale x 10
+set xlabel 'write_interval'
+set ylabel 'cycles per entry, net of the loop'
+plot for [i=0:1] '{interval}' index i using 1:2 with linespoints title columnheader(1)
+"""
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    if r.returncode:
+        print("bench-kernel: gnuplot failed:", r.stderr)
+    else:
+        print(f"bench-kernel: wrote {OUT / 'kernel-latency.png'} and {OUT / 'kernel-interval.png'}")
+
+
+if __name__ == "__main__":
+    main()
