@@ -314,8 +314,17 @@ static void set_cpu_clock(struct percpu *pc)
 
 	if (!tsc.hz || clock_latch_read(&tsc_clock_boot, &c))
 		return;
-	/* This CPU's TSC reads skew cycles ahead: subtract them in ns. */
-	c.offset_ns = -(int64_t)((__int128)pc->tsc_skew * 1000000000 / (__int128)tsc.hz);
+	/*
+	 * This CPU's TSC reads skew cycles ahead: subtract them in ns. A skew
+	 * within its own uncertainty cannot be told from none; applying it
+	 * would shift this CPU by up to the uncertainty for nothing (and,
+	 * where the TSCs are in fact synchronised, make events a fast
+	 * handshake apart look reordered), so it is left at 0.
+	 */
+	int64_t skew = pc->tsc_skew;
+	if (skew <= pc->tsc_skew_uncert && -skew <= pc->tsc_skew_uncert)
+		skew = 0;
+	c.offset_ns = -(int64_t)((__int128)skew * 1000000000 / (__int128)tsc.hz);
 	clock_latch_write(&pc->clock, &c);
 	printk("clock: cpu=%u mult=%u shift=%u offset_ns=%lld\n", pc->cpu, c.mult, c.shift,
 	       (long long)c.offset_ns);
