@@ -57,7 +57,7 @@ LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 # The benchmark's write loop, once per stamp variant (kernel/bench_writer.c).
 BENCH_VARIANTS := rdtsc rdtscp lfence convert
-bench_flags_rdtsc := -DTRACE_STAMP=0
+bench_flags_rdtsc := -DTRACE_STAMP=0 -DBENCH_NULL_LOOP=1
 bench_flags_rdtscp := -DTRACE_STAMP=1
 bench_flags_lfence := -DTRACE_STAMP=2
 bench_flags_convert := -DTRACE_STAMP=0 -DTRACE_STAMP_CONVERT=1
@@ -243,7 +243,7 @@ BENCH_HOST_SRCS := bench/host/bench_main.c bench/host/bench_peers.c \
 	trace/ring_buffer.c trace/ring_reader.c
 BENCH_HOST_LTTNG_SRCS := bench/host/bench_main.c bench/host/peer_lttng.c bench/host/lttng_tp.c
 BENCH_HOST_HDRS := $(wildcard bench/host/*.h bench/host/include/arch/*.h include/trace/*.h \
-	include/baretrace/*.h tests/host/include/arch/*.h)
+	include/baretrace/*.h tests/host/include/arch/*.h arch/x86/include/arch/local_ops.h)
 override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-DHOST_TRACE_NO_HOOKS -Ibench/host/include -Iinclude -Itests/host/include -Ibench/host
 

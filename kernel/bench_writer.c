@@ -5,7 +5,8 @@
  * variant is the real inlined write path with nothing chosen at run time.
  *
  * bench_loop_<variant>(cb, n, cmpxchg, len): n writes of len payload bytes;
- * returns the writes that failed (off, full, ...).
+ * returns the writes that failed (off, full, ...).  Each payload write
+ * fills the event header and one field, as trace_event1() does.
  */
 #include <stdint.h>
 #include "kernel/tracing.h"
@@ -16,13 +17,26 @@
 
 uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len);
 
-uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len)
+/* A refusal the compiler cannot see through: the null tracepoint. */
+static __always_inline int null_reserve(void **p)
+{
+	int err;
+
+	__asm__ __volatile__("movl %1, %0" : "=r"(err) : "i"(-RB_EOFF));
+	*p = NULL;
+	return err;
+}
+
+static __always_inline uint64_t write_loop(struct rb_cpu_buffer *cb, uint64_t n,
+					   const bool cmpxchg, const uint32_t len,
+					   const bool null)
 {
 	uint64_t failed = 0;
 
 	for (uint64_t i = 0; i < n; i++) {
 		uint32_t *p;
-		int err = cmpxchg ? ring_buffer_reserve_cmpxchg(cb, len, (void **)&p)
+		int err = null ? null_reserve((void **)&p)
+			: cmpxchg ? ring_buffer_reserve_cmpxchg(cb, len, (void **)&p)
 				  : ring_buffer_reserve_xadd(cb, len, (void **)&p);
 		if (__builtin_expect(err == 0, 1)) {
 			p[0] = (uint32_t)TEV_BENCH | ((len / 4 - 1) << 24);
@@ -34,3 +48,34 @@ uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t le
 	}
 	return failed;
 }
+
+/*
+ * A tracepoint's payload size is a constant its compiler folds into the
+ * write path, so the usual sizes get a loop compiled for that size; any
+ * other size runs a loop that knows it only at run time (a few
+ * instructions more per event, for computing the record's size and kind).
+ */
+#define SIZED(l) case l: return cmpxchg ? write_loop(cb, n, true, l, false) \
+					  : write_loop(cb, n, false, l, false);
+
+uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len)
+{
+	switch (len) {
+	SIZED(4) SIZED(8) SIZED(12) SIZED(16) SIZED(24) SIZED(32)
+	SIZED(64) SIZED(128) SIZED(256) SIZED(512) SIZED(1024)
+	}
+	return cmpxchg ? write_loop(cb, n, true, len, false) : write_loop(cb, n, false, len, false);
+}
+
+#if BENCH_NULL_LOOP
+/*
+ * The same loop around a "tracepoint" that refuses at once without looking
+ * at the buffer (one instruction): the baseline that shows what the real
+ * check costs when recording is off.
+ */
+uint64_t bench_loop_null(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len)
+{
+	(void)cmpxchg, (void)len;
+	return write_loop(cb, n, false, 8, true);
+}
+#endif

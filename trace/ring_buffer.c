@@ -215,9 +215,24 @@ struct rb_reservation rb_refuse_nesting(struct rb_cpu_buffer *cb)
 	return rb_fail(-RB_ERECURSION);
 }
 
-void rb_commit_unbalanced(struct rb_cpu_buffer *cb)
+/*
+ * The commit found more than its own bit in nest (I7, I8): a writer it
+ * interrupted, a publish it interrupted, a publish due, or a bit it never
+ * held (its sub borrowed into the zero bits: undo that and count it).
+ */
+void rb_commit_slow(struct rb_cpu_buffer *cb, uint32_t bit)
 {
-	rb_count(&cb->refused, 1);
+	uint32_t nest = rb_nest_load(cb);
+
+	if (bit == 0 || (nest & RB_NEST_GUARD)) {
+		arch_local_add32(&cb->nest, bit);
+		rb_count(&cb->refused, 1);
+		return;
+	}
+	if (nest & (RB_NEST_WRITERS | RB_NEST_PUBLISH))
+		return;		/* not outermost: the outermost publishes */
+	if (nest & RB_NEST_UNPUBLISHED)
+		rb_publish(cb);
 }
 
 /* ---- the writer's slow paths ---- */
@@ -362,7 +377,7 @@ static enum rb_switch_result rb_switch_page(struct rb_cpu_buffer *cb, uint32_t g
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*S5*/ __atomic_store_n(&cb->write, (uint64_t)(uint32_t)q << 32, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&cb->unpublished, 1, __ATOMIC_RELAXED);	/* I8 */
+	arch_local_or32(&cb->nest, RB_NEST_UNPUBLISHED);	/* I8 */
 	ret = RB_SW_DONE;
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -383,6 +398,21 @@ static int rb_drop(struct rb_cpu_buffer *cb, enum rb_switch_result why)
 		rb_count(&cb->commit_overrun, 1);
 	rb_count(&cb->dropped, 1);
 	return -RB_EFULL;
+}
+
+/*
+ * The fast path's guard failed: refuse a writer whose level is invalid or
+ * already active (or below an active one), else take the bit and reserve
+ * here (a flag was set: a publish is running or due).
+ */
+struct rb_reservation rb_reserve_gated(struct rb_cpu_buffer *cb, uint32_t len,
+				       unsigned how, uint32_t bit)
+{
+	if (bit == 0 || (rb_nest_load(cb) & RB_NEST_WRITERS) >= bit)
+		return rb_refuse_nesting(cb);
+	arch_local_or32(&cb->nest, bit);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return rb_reserve_slow(cb, len, how & ~RB_SLOW_AFTER_XADD, 0, 0);
 }
 
 /*
@@ -490,8 +520,9 @@ static bool rb_finalize(struct rb_cpu_buffer *cb, uint64_t p)
 }
 
 /*
- * Called by the context whose commit left nest == 0 when the tail has moved
- * past commit_pos (I8).  Interrupts that write meanwhile see the publish
+ * Called by the context whose commit left no writer or publish bit in nest
+ * when the tail has moved past commit_pos (unpublished, I8).  Interrupts
+ * that write meanwhile see the publish
  * bit and leave publishing to us; if they move the tail we go round again.
  */
 void rb_publish(struct rb_cpu_buffer *cb)
@@ -500,12 +531,11 @@ void rb_publish(struct rb_cpu_buffer *cb)
 	uint32_t round;
 
 	for (round = 0; round < RB_PUBLISH_ROUNDS; round++) {
-		if (rb_nest_load(cb) != 0)
+		if (rb_nest_load(cb) & (RB_NEST_WRITERS | RB_NEST_PUBLISH))
 			return;
-		/*P1*/ rb_nest_store(cb, RB_NEST_PUBLISH);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/*P1*/ arch_local_or32(&cb->nest, RB_NEST_PUBLISH);
 		/* Before reading the tail: a switch from here on sets it again. */
-		__atomic_store_n(&cb->unpublished, 0, __ATOMIC_RELAXED);
+		arch_local_and32(&cb->nest, ~RB_NEST_UNPUBLISHED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&cb->state, __ATOMIC_RELAXED) == RB_STATE_STOPPED)
 			goto out;
@@ -528,15 +558,14 @@ void rb_publish(struct rb_cpu_buffer *cb)
 		 */
 		__atomic_store_n(&cb->commit_pos, tp, __ATOMIC_RELEASE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		/*P4*/ rb_nest_store(cb, 0);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&cb->unpublished, __ATOMIC_RELAXED))
+		/*P4*/ arch_local_and32(&cb->nest, ~RB_NEST_PUBLISH);
+		if (!(rb_nest_load(cb) & RB_NEST_UNPUBLISHED))
 			return;
 	}
 	return;
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rb_nest_store(cb, 0);
+	arch_local_and32(&cb->nest, ~RB_NEST_PUBLISH);
 }
 
 /*
@@ -548,7 +577,7 @@ out:
 int ring_buffer_flush(struct rb_cpu_buffer *cb)
 {
 	uint32_t state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
-	uint32_t level, nest, round;
+	uint32_t bit, round;
 	enum rb_switch_result sw;
 	uint64_t w0, w;
 	uint8_t *page;
@@ -556,11 +585,10 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 
 	if (state != RB_STATE_RECORDING && state != RB_STATE_OFF)
 		return rb_refuse(cb, state).err;
-	level = arch_trace_level();
-	nest = rb_nest_load(cb);
-	if (level >= RB_NEST_MAX || (nest & (2 * rb_nest_bit(level) - 1)))
+	bit = arch_trace_level_bit();
+	if (bit == 0 || (rb_nest_load(cb) & RB_NEST_WRITERS) >= bit)
 		return rb_refuse_nesting(cb).err;
-	rb_nest_store(cb, nest | rb_nest_bit(level));
+	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 
 	for (round = 0; round < RB_FLUSH_ROUNDS; round++) {

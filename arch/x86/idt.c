@@ -86,20 +86,21 @@ void trap_dispatch(struct trap_frame *f)
 	struct percpu *pc = this_cpu();
 
 	if (h) {
-		uint32_t level = pc->trace_level;
+		struct trace_ctx saved = pc->trace;
+
 		if (f->vector == VEC_NMI) {
 			pc->nmi_depth++;
 			pc->nmi_count++;
-			pc->trace_level = TRACE_LEVEL_NMI;
+			pc->trace = trace_ctx_of(TRACE_LEVEL_NMI);
 			h(f);
-			pc->trace_level = level;
+			pc->trace = saved;
 			pc->nmi_depth--;
 		} else if (f->vector >= VEC_FIRST_IRQ) {
 			pc->irq_depth++;
 			pc->irq_count++;
-			pc->trace_level = TRACE_LEVEL_IRQ;
+			pc->trace = trace_ctx_of(TRACE_LEVEL_IRQ);
 			h(f);
-			pc->trace_level = level;
+			pc->trace = saved;
 			pc->irq_depth--;
 		} else {
 			h(f);

@@ -44,7 +44,11 @@ static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
 
 static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned nfields)
 {
-	return (uint32_t)id | (arch_trace_level() << 16) | ((uint32_t)nfields << 24);
+	uint32_t ctx;	/* the context level, already in place: bits 16..23 */
+
+	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(ctx)
+			     : "i"(__builtin_offsetof(struct percpu, trace.ent_ctx)));
+	return (uint32_t)id | ctx | ((uint32_t)nfields << 24);
 }
 
 static __always_inline int trace_event1(uint16_t id, uint32_t a)

@@ -73,15 +73,20 @@
  *   I6  The reader takes position h only when h < commit_pos and the slot
  *       still reads {h, not consumed}; its CAS makes the page its own.  The
  *       writer never touches that page again until the reader hands it back.
- *   I7  nest bit 3 - L is set while a level-L writer is between reserve and
- *       commit, bit 4 while a publish runs.  Every context restores the bits
- *       it set before it returns, so plain loads and stores are enough.  A
- *       writer may only start if no writer of its level or above is active,
- *       so the innermost writer holds the lowest bit set.
- *   I8  Only a context that leaves nest == 0 publishes, with bit 4 held, so
- *       publishes never nest; commit_pos is stored with release.  Every
- *       switch sets unpublished after moving the tail; a publish clears it
- *       before it reads the tail, so no switch goes unpublished.
+ *   I7  nest bit L is set while a level-L writer is between reserve and
+ *       commit; bit 30 while a publish runs; bit 31 (unpublished) from a
+ *       switch until the publish that covers it.  Bits 4..29 are always
+ *       zero.  A writer may only start if no writer of its level or above
+ *       is active: with no flag set that is nest < 1 << L, one compare.
+ *       Every context clears the level bit it set before it returns, so
+ *       the innermost writer holds the highest level bit.  The word is
+ *       only changed by single read-modify-write instructions (local or,
+ *       and, sub), so a flag an interrupt sets is never lost.
+ *   I8  Only a context whose commit leaves no level bit and no publish bit
+ *       publishes, and it holds the publish bit meanwhile, so publishes
+ *       never nest; commit_pos is stored with release.  Every switch sets
+ *       unpublished after moving the tail; a publish clears it before it
+ *       reads the tail, so no switch goes unpublished.
  *   I9  At most one context per CPU is inside a switch (switching flag); a
  *       nested writer that needs a switch meanwhile drops its event (busy).
  *   I10 Stamps never decrease in buffer order; every stamp on a page is at
@@ -90,10 +95,11 @@
  *
  * INTERLEAVING POINTS of a reservation, referred to as /x/ below:
  *   A load the write word   B read the clock   C xadd   D check the word
- *   E fill the header       F release the nest bit      G publish check
+ *   E fill the header       F release the nest bit, and in the same
+ *                             instruction G: see whether a publish is due
  * An interrupt between A and C makes D fail: the space is voided, and the
  * writer retries with a new stamp.  Between C and E it writes after us and
- * stamps later.  Between F and G it is itself outermost and publishes.
+ * stamps later.  After F it is itself outermost and publishes.
  */
 #ifndef TRACE_RING_BUFFER_H
 #define TRACE_RING_BUFFER_H
@@ -113,12 +119,27 @@
 
 #define RB_NEST_MAX		4u	/* context levels, hence nesting depth */
 /*
- * nest bits (I7): a writer at level L holds bit RB_NEST_MAX - 1 - L, so the
- * innermost writer (highest level) always holds the lowest bit set; the
- * bit above all of them marks a publish in progress.
+ * The nest word (I7, I8):
+ *
+ *    31    30    29 ............ 4   3    2    1    0
+ *   +-----+-----+-----------------+----+----+----+----+
+ *   | unp | pub |  always zero    | L3 | L2 | L1 | L0 |
+ *   +-----+-----+-----------------+----+----+----+----+
+ *
+ *   Ln  a writer of context level n is between reserve and commit
+ *   pub a publish is running: writers that interrupt it do not publish
+ *   unp the tail moved since the last publish: the outermost commit publishes
+ *
+ * So "may a level-L writer start?" is nest < 1 << L when no flag is set,
+ * and "may this commit return at once?" is nest - (1 << L) == 0: both
+ * answered by the flags of one instruction.  A set flag sends the writer
+ * to the slow path, which looks closer.  A commit whose bit was not held
+ * borrows into the zero bits, which the slow path sees and undoes.
  */
 #define RB_NEST_WRITERS		((1u << RB_NEST_MAX) - 1)
-#define RB_NEST_PUBLISH		(1u << RB_NEST_MAX)
+#define RB_NEST_PUBLISH		(1u << 30)
+#define RB_NEST_UNPUBLISHED	(1u << 31)
+#define RB_NEST_GUARD		(~(RB_NEST_WRITERS | RB_NEST_PUBLISH | RB_NEST_UNPUBLISHED))
 #define RB_MAX_PAGES		65535u	/* ring pages per CPU (16-bit page ids) */
 
 enum rb_mode {
@@ -158,9 +179,8 @@ struct rb_cpu_buffer {
 	uint64_t tail_base;	/* base stamp of the tail page */
 	uint8_t *tail_page;	/* the tail page */
 	uint32_t state;		/* RB_STATE_*, checked first by every writer */
-	uint32_t nest;		/* active writer levels and publish bit (I7) */
+	uint32_t nest;		/* active writer levels, publish flags (I7, I8) */
 	uint32_t cap;		/* record bytes per page */
-	uint32_t unpublished;	/* the tail moved since the last publish (I8) */
 	uint32_t switching;	/* a context of this CPU is switching (I9) */
 	uint32_t mode;		/* enum rb_mode */
 
@@ -331,14 +351,10 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 struct rb_reservation rb_refuse(struct rb_cpu_buffer *cb, uint32_t state);
 struct rb_reservation rb_reject_size(struct rb_cpu_buffer *cb);
 struct rb_reservation rb_refuse_nesting(struct rb_cpu_buffer *cb);
-void rb_commit_unbalanced(struct rb_cpu_buffer *cb);
+struct rb_reservation rb_reserve_gated(struct rb_cpu_buffer *cb, uint32_t len,
+				       unsigned how, uint32_t bit);
+void rb_commit_slow(struct rb_cpu_buffer *cb, uint32_t bit);
 void rb_publish(struct rb_cpu_buffer *cb);
-
-/* The nest bit of a writer at level (< RB_NEST_MAX). */
-static inline uint32_t rb_nest_bit(unsigned level)
-{
-	return (1u << (RB_NEST_MAX - 1)) >> level;
-}
 
 /* Slot word (I4): | pos (47 bits) | consumed (1) | page id (16) |. */
 #define RB_SLOT_ID_MASK		0xffffull
@@ -381,11 +397,6 @@ static __always_inline uint32_t rb_nest_load(const struct rb_cpu_buffer *cb)
 	return __atomic_load_n(&cb->nest, __ATOMIC_RELAXED);
 }
 
-static __always_inline void rb_nest_store(struct rb_cpu_buffer *cb, uint32_t v)
-{
-	__atomic_store_n(&cb->nest, v, __ATOMIC_RELAXED);
-}
-
 /*
  * The reservation fast path: recording on, size valid, level free, delta
  * fits 27 bits, no interrupt in the window and room on the tail page.
@@ -395,8 +406,8 @@ static __always_inline struct rb_reservation
 rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
 {
 	const unsigned how = use_cmpxchg ? RB_SLOW_CMPXCHG : 0;
-	uint32_t state, nest, level, bit, rec;
-	uint64_t w0, w, base, delta;
+	uint32_t state, bit, rec, delta;
+	uint64_t w0, w;
 	uint8_t *page, *rp, *data;
 
 	state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
@@ -409,23 +420,24 @@ rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
 	if (unlikely(len - 1u >= RB_MAX_PAYLOAD))
 		return rb_reject_size(cb);
 
-	/* Recursion guard: no active writer at our level or above (I7). */
-	level = arch_trace_level();
-	if (unlikely(level >= RB_NEST_MAX))
-		return rb_refuse_nesting(cb);
-	bit = rb_nest_bit(level);
-	nest = rb_nest_load(cb);
-	if (unlikely(nest & (2 * bit - 1)))
-		return rb_refuse_nesting(cb);
-	rb_nest_store(cb, nest | bit);
+	/*
+	 * Recursion guard (I7): no active writer at our level or above.  A
+	 * flag, or an invalid level (bit 0), also fails the compare; the slow
+	 * path sorts that out.
+	 */
+	bit = arch_trace_level_bit();
+	/* A plain read, so it can be a compare in memory: an interrupt after
+	 * it gives back the level bits it found (I7), so the answer holds. */
+	if (unlikely(cb->nest >= bit))
+		return rb_reserve_gated(cb, len, how, bit);
+	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 
 	rec = rb_data_record_size(len);
 	/*A*/ w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
-	base = __atomic_load_n(&cb->tail_base, __ATOMIC_RELAXED);
 	page = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
-	/*B*/ delta = arch_read_cycles() - base;
-	if (unlikely(delta >= RB_DELTA_LIMIT))
+	/*B*/ if (unlikely(!arch_cycles_since(&cb->tail_base, &delta) ||
+			   delta >= RB_DELTA_LIMIT))
 		return rb_reserve_slow(cb, len, how, 0, 0);
 
 	if (use_cmpxchg) {
@@ -493,23 +505,13 @@ static __always_inline int ring_buffer_reserve_cmpxchg(struct rb_cpu_buffer *cb,
  */
 static __always_inline void ring_buffer_commit(struct rb_cpu_buffer *cb)
 {
-	uint32_t nest = rb_nest_load(cb);
+	uint32_t bit = arch_trace_level_bit();
 
-	if (unlikely(!(nest & RB_NEST_WRITERS))) {
-		rb_commit_unbalanced(cb);
-		return;
-	}
-	/* The innermost writer holds the lowest bit set (I7). */
-	nest &= nest - 1;
 	/* Payload stores stay before the release of the bit: an interrupt
 	 * after /F/ is outermost and may publish our page. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/*F*/ rb_nest_store(cb, nest);
-	if (nest != 0)
-		return;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/*G*/ if (unlikely(__atomic_load_n(&cb->unpublished, __ATOMIC_RELAXED)))
-		rb_publish(cb);
+	/*F, G*/ if (unlikely(!arch_local_sub32_zero(&cb->nest, bit)))
+		rb_commit_slow(cb, bit);
 }
 
 /* Reserve, copy len bytes from src, commit. */

@@ -16,10 +16,13 @@
  *                                  <------------ capacity --------------->
  *
  *   record header word (32 bits)
- *   31                                      5 4        0
- *   +----------------------------------------+----------+
- *   |  arg (27 bits): delta or length        |   kind   |
- *   +----------------------------------------+----------+
+ *   31       27 26                                      0
+ *   +----------+-----------------------------------------+
+ *   |   kind   |  arg (27 bits): delta or length         |
+ *   +----------+-----------------------------------------+
+ *
+ *   (kind on top: a writer with a delta below 2^27 in a register makes the
+ *   word with one or.)
  *
  *   kind      record                         size      arg
  *   0         data, long form                8 + len   delta; next word = len
@@ -47,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RB_FORMAT_VERSION	1
+#define RB_FORMAT_VERSION	2	/* 2: kind moved to the top bits */
 
 #define RB_PAGE_SIZE_DEFAULT	4096u
 #define RB_PAGE_SIZE_MIN	2048u	/* the largest record must fit an empty page */
@@ -57,9 +60,8 @@
 #define RB_MAX_PAYLOAD		1024u
 
 /* Record header word fields. */
-#define RB_KIND_BITS		5
-#define RB_KIND_MASK		0x1fu
-#define RB_DELTA_BITS		27
+#define RB_DELTA_BITS		27	/* the arg field: bits 0..26 */
+#define RB_ARG_MASK		((1u << RB_DELTA_BITS) - 1)
 #define RB_DELTA_LIMIT		(1ull << RB_DELTA_BITS)		/* inline delta < this */
 #define RB_EXTEND_LIMIT		(1ull << (2 * RB_DELTA_BITS))	/* extend + delta < this */
 
@@ -135,19 +137,20 @@ static inline uint32_t rb_data_header_size(uint32_t len)
 	return rb_payload_round(len) <= RB_INLINE_MAX ? 4u : 8u;
 }
 
+/* arg must be below 2^27. */
 static inline uint32_t rb_record_word(uint32_t kind, uint32_t arg)
 {
-	return kind | (arg << RB_KIND_BITS);
+	return kind << RB_DELTA_BITS | arg;
 }
 
 static inline uint32_t rb_record_kind(uint32_t word)
 {
-	return word & RB_KIND_MASK;
+	return word >> RB_DELTA_BITS;
 }
 
 static inline uint32_t rb_record_arg(uint32_t word)
 {
-	return word >> RB_KIND_BITS;
+	return word & RB_ARG_MASK;
 }
 
 static inline uint32_t rb_load32(const uint8_t *p)
@@ -184,15 +187,14 @@ static inline void rb_store64(uint8_t *p, uint64_t v)
 static inline uint8_t *rb_put_data(uint8_t *rp, uint32_t len, uint64_t delta)
 {
 	uint32_t r = rb_payload_round(len);
-	uint8_t *payload;
+	/* Stores relative to the payload: one address for all of them. */
+	uint8_t *payload = rp + rb_data_header_size(len);
 
 	if (r <= RB_INLINE_MAX) {
-		rb_store32(rp, rb_record_word(r / 4u, (uint32_t)delta));
-		payload = rp + 4;
+		rb_store32(payload - 4, rb_record_word(r / 4u, (uint32_t)delta));
 	} else {
-		rb_store32(rp, rb_record_word(RB_KIND_DATA_LONG, (uint32_t)delta));
-		rb_store32(rp + 4, r);
-		payload = rp + 8;
+		rb_store32(payload - 8, rb_record_word(RB_KIND_DATA_LONG, (uint32_t)delta));
+		rb_store32(payload - 4, r);
 	}
 	if (r != len)
 		rb_store32(payload + r - 4u, 0);

@@ -139,7 +139,7 @@ static void make_page(uint8_t *page, uint32_t size, uint32_t cpu, uint64_t pos,
 	memcpy(page + RB_PAGE_HEADER_SIZE, words, 4 * nwords);
 }
 
-#define REC(kind, delta)	((kind) | (uint32_t)(delta) << 5)
+#define REC(kind, delta)	rb_record_word((kind), (uint32_t)(delta))
 #define HDR(id, ctx, n)		((uint32_t)(id) | (uint32_t)(ctx) << 16 | (uint32_t)(n) << 24)
 
 static void test_text_exact(void **state)

@@ -2,10 +2,13 @@
 import re
 
 # Under -icount shift=0 one cycle is one instruction: these are instruction
-# counts per event, net of the benchmark loop (measured with recording off).
-# The goal is 40 (issue 7); the write path measured 57 when this was set.
-WRITE_BUDGET = 60
-OFF_BUDGET = 6      # recording off: load, compare, branch, return
+# counts per event.  The whole write path is cycles_per_event (net of the
+# loop with recording off) plus off_cycles (the off check, net of a loop
+# around a null tracepoint): rdtsc, reservation, header, payload, commit.
+# The goal is 40 (issue 7); it measured 30.0 when this was set, so a change
+# that adds a few instructions to the fast path fails here.
+WRITE_BUDGET = 34
+OFF_BUDGET = 5      # recording off: load, compare, branch, tell off from refused
 
 
 def bench_line(r, **want):
@@ -21,8 +24,11 @@ def test_icount_instruction_budget(qemu):
     assert r.rc == 0, r.out
     f = bench_line(r, test="ring", reserve="xadd", stamp="rdtsc", convert="no", payload="8",
                    reader="none")
-    assert float(f["cycles_per_event"]) <= WRITE_BUDGET, f
+    whole = float(f["cycles_per_event"]) + float(f["off_cycles"])
+    assert whole <= WRITE_BUDGET, f
     assert float(f["off_cycles"]) <= OFF_BUDGET, f
+    # Not vacuous: the path does take its clock read, xadd and stores.
+    assert whole >= 15, f
     assert int(f["events"]) > 100000
     # icount: the TSC is 1 GHz, so ns and cycles agree.
     assert f["cycles_per_event"] == f["ns_per_event"]

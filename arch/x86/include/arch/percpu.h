@@ -35,13 +35,28 @@ struct tss {
 	uint16_t iomap_base;	/* past the limit: no I/O bitmap */
 } __packed;
 
+/*
+ * The context trace writers run in, in the forms they use it, so that each
+ * is one %gs load: set whole on interrupt entry, restored whole on exit.
+ */
+struct trace_ctx {
+	uint32_t level;			/* 0 task, 2 IRQ, 3 NMI (TRACE_LEVEL_*) */
+	uint32_t level_bit;		/* 1 << level: the ring buffer's nest bit */
+	uint32_t ent_ctx;		/* level << 16, as event payloads carry it */
+};
+
+static inline struct trace_ctx trace_ctx_of(uint32_t level)
+{
+	return (struct trace_ctx){ level, 1u << level, level << 16 };
+}
+
 struct percpu {
 	struct percpu *self;		/* %gs:0; must stay first */
 	uint32_t cpu;			/* logical id, 0 = boot CPU */
 	uint32_t apic_id;		/* local APIC (x2APIC) id */
 	uint32_t acpi_uid;		/* ACPI processor UID */
 	volatile uint32_t online;	/* set by the CPU itself once running */
-	uint32_t trace_level;		/* ring buffer context: 0 task, 2 IRQ, 3 NMI */
+	struct trace_ctx trace;		/* tracing context, set by trap_dispatch */
 	struct rb_cpu_buffer *rb;	/* this CPU's trace buffer (placeholder if none) */
 	const char *volatile trace_stop_why; /* integrity stop seen in NMI, to print */
 	uint32_t irq_depth;		/* interrupts being handled (nesting) */

@@ -4,13 +4,18 @@
  * trace_arch.h); in short:
  *
  *   arch_read_cycles()   raw TSC (rdtsc): the event stamp, nothing else
+ *   arch_cycles_since()  the same stamp as a difference from a base in
+ *                        memory, when it fits 32 bits: rdtsc, sub, sbb
  *   arch_local_xadd()    xadd without LOCK: only this CPU and its own
  *                        interrupts touch the word, so one instruction is
  *                        atomic enough and costs no bus lock
  *   arch_local_cmpxchg() cmpxchg without LOCK, same reasoning
- *   arch_local_add32()   addl, same reasoning
+ *   arch_local_add32()   addl, same reasoning; or32, and32 likewise
+ *   arch_local_sub32_zero() subl, answering from its zero flag
  *   arch_trace_level()   0 task, 2 IRQ, 3 NMI: kept per CPU by trap_dispatch
- *                        at %gs:trace_level, read in one instruction
+ *                        at %gs:trace.level, read in one instruction
+ *   arch_trace_level_bit() 1 << that level, kept beside it at
+ *                        %gs:trace.level_bit
  *   arch_trace_warn()    report an integrity stop; safe in NMI: from NMI it
  *                        only records the reason, printed later by
  *                        trace_report_stops()
@@ -18,7 +23,9 @@
 #ifndef ARCH_TRACE_ARCH_H
 #define ARCH_TRACE_ARCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <arch/local_ops.h>
 #include <arch/percpu.h>
 
 /*
@@ -39,18 +46,24 @@
 long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
 #endif
 
+/* The stamp instruction: the clock's two halves. */
+static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
+{
+#if TRACE_STAMP == 1
+	uint32_t aux;
+	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux));
+#elif TRACE_STAMP == 2
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+#else
+	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi));
+#endif
+}
+
 static inline uint64_t arch_read_cycles(void)
 {
 	uint32_t lo, hi;
 
-#if TRACE_STAMP == 1
-	uint32_t aux;
-	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
-#elif TRACE_STAMP == 2
-	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
-#else
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-#endif
+	arch_stamp(&lo, &hi);
 #if TRACE_STAMP_CONVERT
 	return (uint64_t)trace_stamp_ns(((uint64_t)hi << 32) | lo);
 #else
@@ -58,21 +71,39 @@ static inline uint64_t arch_read_cycles(void)
 #endif
 }
 
+/*
+ * Read the clock; if it is ahead of *base by less than 2^32, true with the
+ * difference in *delta.  The raw TSC's two halves go straight into a
+ * subtract and subtract-with-borrow against *base in memory: the high
+ * half's result is zero exactly when the difference fits 32 bits.
+ */
+static __always_inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+{
+#if TRACE_STAMP_CONVERT
+	uint64_t d = arch_read_cycles() - *base;
+
+	*delta = (uint32_t)d;
+	return d >> 32 == 0;
+#else
+	uint32_t lo, hi;
+
+	arch_stamp(&lo, &hi);
+	return x86_tsc_since(lo, hi, base, delta);
+#endif
+}
+
 static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
 {
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
-	return v;
+	return x86_local_xadd(p, v);
 }
 
-static inline uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+static inline uint32_t arch_trace_level_bit(void)
 {
-	__asm__ __volatile__("cmpxchgq %2, %1" : "+a"(old), "+m"(*p) : "r"(new) : "memory", "cc");
-	return old;
-}
+	uint32_t bit;
 
-static inline void arch_local_add32(uint32_t *p, uint32_t v)
-{
-	__asm__ __volatile__("addl %1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
+	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(bit)
+			     : "i"(__builtin_offsetof(struct percpu, trace.level_bit)));
+	return bit;
 }
 
 static inline unsigned arch_trace_level(void)
@@ -80,7 +111,7 @@ static inline unsigned arch_trace_level(void)
 	uint32_t level;
 
 	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(level)
-			     : "i"(__builtin_offsetof(struct percpu, trace_level)));
+			     : "i"(__builtin_offsetof(struct percpu, trace.level)));
 	return level;
 }
 

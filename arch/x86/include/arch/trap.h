@@ -22,7 +22,7 @@ _Static_assert(__builtin_offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm
 #define VEC_MC		18
 #define VEC_FIRST_IRQ	32
 
-/* Ring-buffer context levels kept in percpu.trace_level (see trace_arch.h). */
+/* Ring-buffer context levels kept in percpu.trace (see trace_arch.h). */
 #define TRACE_LEVEL_TASK	0
 #define TRACE_LEVEL_IRQ		2
 #define TRACE_LEVEL_NMI		3

@@ -9,8 +9,9 @@
  * path must pay for the clock the kernel pays for, not for a vDSO call.  The benchmark's threads are pinned, so a raw TSC read is as
  * monotonic per "CPU" as the hook contract asks.
  *
- * How: the shim is included with its arch_read_cycles renamed out of the
- * way, then the name is defined again here.  Every other hook (local xadd,
+ * How: the shim is included with its arch_read_cycles and
+ * arch_cycles_since renamed out of the way, then the names are defined
+ * again here.  Every other hook (local xadd,
  * cmpxchg and add without LOCK, the thread-local context level, the warning
  * printer) is the shim's own, unchanged.  Build with HOST_TRACE_NO_HOOKS so
  * the shim's test injection points and fake clock are compiled out.
@@ -31,8 +32,10 @@
 #endif
 
 #define arch_read_cycles host_shim_read_cycles
+#define arch_cycles_since host_shim_cycles_since
 #include_next <arch/trace_arch.h>
 #undef arch_read_cycles
+#undef arch_cycles_since
 
 static inline uint64_t arch_read_cycles(void)
 {
@@ -40,6 +43,22 @@ static inline uint64_t arch_read_cycles(void)
 	return __builtin_ia32_rdtsc();	/* the kernel's: rdtsc, no fence */
 #else
 	return host_shim_read_cycles();
+#endif
+}
+
+/* As the kernel's: rdtsc's halves subtracted from *base in memory. */
+static inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+{
+#if BENCH_CLOCK == 0
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return x86_tsc_since(lo, hi, base, delta);	/* arch/local_ops.h, via the shim */
+#else
+	uint64_t d = arch_read_cycles() - *base;
+
+	*delta = (uint32_t)d;
+	return d >> 32 == 0;
 #endif
 }
 

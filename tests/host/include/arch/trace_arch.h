@@ -16,6 +16,12 @@
  *	read ahead of earlier instructions, the hook must order it (lfence;
  *	rdtsc or rdtscp).  No conversion: readers normalise.
  *
+ *   bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+ *	arch_read_cycles() - *base: if that is below 2^32 (as an unsigned
+ *	64-bit difference), true with it in *delta; else false.  *base may be
+ *	read before or after the clock, and need not be read atomically: the
+ *	writer rejects a stamp taken across a change of *base by itself.
+ *
  *   uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
  *	*p += v, returning the old value, as ONE instruction that cannot be
  *	split by an interrupt on this CPU.  Only this CPU ever writes *p, so no
@@ -26,13 +32,24 @@
  *	interrupts on this CPU only: on x86, cmpxchg without LOCK.
  *
  *   void arch_local_add32(uint32_t *p, uint32_t v)
- *	*p += v as one interrupt-atomic instruction (x86: addl without LOCK).
+ *   void arch_local_or32(uint32_t *p, uint32_t v)
+ *   void arch_local_and32(uint32_t *p, uint32_t v)
+ *	*p += v, |= v, &= v as one interrupt-atomic instruction (x86: addl,
+ *	orl, andl without LOCK).
+ *
+ *   bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
+ *	*p -= v as one interrupt-atomic instruction; true iff *p is now 0.
  *
  *   unsigned arch_trace_level(void)
  *	The context the caller runs in, 0 .. RB_NEST_MAX - 1, such that a
  *	context can only be interrupted by one of a strictly higher level:
  *	0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI.  The ring buffer
  *	uses it for its recursion guard; a wrong answer is refused, not trusted.
+ *
+ *   uint32_t arch_trace_level_bit(void)
+ *	1 << arch_trace_level(), or 0 if that is not below RB_NEST_MAX.  The
+ *	writer's fast path needs the bit, not the level: an arch keeps it
+ *	ready (the kernel beside the level, per CPU) to save the shift.
  *
  *   void arch_trace_warn(unsigned cpu, const char *why)
  *	Report that recording on cpu was stopped because an invariant broke.
@@ -45,7 +62,8 @@
  *     skew the stress test only ever increases to force extends and
  *     absolute stamps.  Unit tests may switch to a fake clock.  Freestanding
  *     builds (the kernel compile check) read the TSC instead.
- *   - xadd/cmpxchg/add: inline assembly WITHOUT lock, exactly as the kernel.
+ *   - xadd/cmpxchg/add/or/and/sub: the kernel's own inline assembly
+ *     WITHOUT lock (arch/x86/include/arch/local_ops.h, included by path).
  *     ThreadSanitizer cannot see inside asm, so under -fsanitize=thread the
  *     same hooks are __atomic builtins with relaxed order: TSan then sees
  *     every access to these words.  The choice is sound because the words
@@ -60,6 +78,7 @@
 #ifndef ARCH_TRACE_ARCH_H
 #define ARCH_TRACE_ARCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #if __STDC_HOSTED__
@@ -137,6 +156,14 @@ static inline uint64_t arch_read_cycles(void)
 	return now;
 }
 
+static inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+{
+	uint64_t d = arch_read_cycles() - *base;
+
+	*delta = (uint32_t)d;
+	return d >> 32 == 0;
+}
+
 #ifdef __SANITIZE_THREAD__
 static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
 {
@@ -157,32 +184,45 @@ static inline void arch_local_add32(uint32_t *p, uint32_t v)
 {
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
-#else
-static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+
+static inline void arch_local_or32(uint32_t *p, uint32_t v)
 {
-	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
-	host_run_hook(&host_hook_xadd);
-	return v;
+	__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
 }
 
-static inline uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+static inline void arch_local_and32(uint32_t *p, uint32_t v)
 {
-	__asm__ __volatile__("cmpxchgq %2, %1"
-			     : "+a"(old), "+m"(*p)
-			     : "r"(new)
-			     : "memory", "cc");
+	__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+}
+
+static inline bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
+{
+	return __atomic_sub_fetch(p, v, __ATOMIC_RELAXED) == 0;
+}
+#else
+/* The kernel's own instructions: cmpxchg, add32, or32, and32, sub32_zero. */
+#include "../../../../arch/x86/include/arch/local_ops.h"
+
+static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+{
+	uint64_t old = x86_local_xadd(p, v);
+
+	host_run_hook(&host_hook_xadd);
 	return old;
 }
 
-static inline void arch_local_add32(uint32_t *p, uint32_t v)
-{
-	__asm__ __volatile__("addl %1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
-}
 #endif
 
 static inline unsigned arch_trace_level(void)
 {
 	return host_trace_level;
+}
+
+static inline uint32_t arch_trace_level_bit(void)
+{
+	unsigned level = host_trace_level;
+
+	return level < 4u ? 1u << level : 0u;
 }
 
 static inline void arch_trace_warn(unsigned cpu, const char *why)
