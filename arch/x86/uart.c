@@ -53,7 +53,7 @@ static uint8_t uart_in(const struct uart *u, unsigned reg)
 		return inb((uint16_t)(u->base + off));
 	if (u->access_bytes == 4)
 		return (uint8_t)mmio_read32((uintptr_t)(u->base + off));
-	return *(volatile uint8_t *)(uintptr_t)(u->base + off);
+	return mmio_read8((uintptr_t)(u->base + off));
 }
 
 static void uart_out(const struct uart *u, unsigned reg, uint8_t v)
@@ -65,7 +65,7 @@ static void uart_out(const struct uart *u, unsigned reg, uint8_t v)
 	else if (u->access_bytes == 4)
 		mmio_write32((uintptr_t)(u->base + off), v);
 	else
-		*(volatile uint8_t *)(uintptr_t)(u->base + off) = v;
+		mmio_write8((uintptr_t)(u->base + off), v);
 }
 
 bool uart_present(const struct uart *u)
