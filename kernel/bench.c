@@ -26,6 +26,7 @@
 #include <arch/percpu.h>
 #include <arch/smp.h>
 #include <arch/tsc.h>
+#include "kernel/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kprintf.h"
@@ -39,6 +40,12 @@ uint64_t bench_loop_rdtscp(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 uint64_t bench_loop_lfence(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 uint64_t bench_loop_convert(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 uint64_t bench_loop_null(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
+typedef void (*bench_stamped_t)(struct rb_cpu_buffer *, uint64_t, int, uint32_t,
+				struct bench_lat *);
+void bench_stamped_rdtsc(struct rb_cpu_buffer *, uint64_t, int, uint32_t, struct bench_lat *);
+void bench_stamped_rdtscp(struct rb_cpu_buffer *, uint64_t, int, uint32_t, struct bench_lat *);
+void bench_stamped_lfence(struct rb_cpu_buffer *, uint64_t, int, uint32_t, struct bench_lat *);
+void bench_stamped_convert(struct rb_cpu_buffer *, uint64_t, int, uint32_t, struct bench_lat *);
 
 static const char *const stamp_names[] = { "rdtsc", "rdtscp", "lfence", NULL };
 static const char *const reader_names[] = { "none", "page", "event", NULL };
@@ -223,15 +230,18 @@ busy:
 
 /* ---- per-event latency ---- */
 
-#define HIST_BUCKETS 16
+static bench_stamped_t stamped_for(const struct bench_opts *o)
+{
+	if (o->convert)
+		return bench_stamped_convert;
+	return o->stamp == 1 ? bench_stamped_rdtscp : o->stamp == 2 ? bench_stamped_lfence
+								 : bench_stamped_rdtsc;
+}
 
 static int bench_event(const struct bench_opts *o)
 {
-	struct rb_cpu_buffer *cb;
-	bench_loop_t loop = loop_for(o);
-	uint64_t hist[HIST_BUCKETS] = { 0 }, first = 0, last = 0, min = UINT64_MAX, max = 0;
-	uint64_t sum = 0, overhead = UINT64_MAX, n = o->events;
-	unsigned __int128 sq = 0;
+	struct bench_lat lat = { .overhead = UINT64_MAX };
+	uint64_t n = o->events;
 	char avg[32], sd[32];
 
 	if (o->cpu != this_cpu()->cpu) {
@@ -240,31 +250,18 @@ static int bench_event(const struct bench_opts *o)
 	}
 	tracing_reconfigure(trace_pages, trace_mode);
 	tracing_start();
-	cb = this_cpu_rb();
 	irq_disable();
 	for (int i = 0; i < 64; i++) {	/* the cost of the two rdtsc themselves */
 		uint64_t a = rdtsc(), b = rdtsc();
-		if (b - a < overhead)
-			overhead = b - a;
+		if (b - a < lat.overhead)
+			lat.overhead = b - a;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t a = rdtsc();
-		loop(cb, 1, o->cmpxchg, o->payload);
-		uint64_t d = rdtsc() - a;
-		d = d > overhead ? d - overhead : 0;
-		if (i == 0)
-			first = d;
-		last = d;
-		min = d < min ? d : min;
-		max = d > max ? d : max;
-		sum += d;
-		sq += (unsigned __int128)d * d;
-		hist[d ? (63 - __builtin_clzll(d)) < HIST_BUCKETS - 1 ? 63 - __builtin_clzll(d) + 1 : HIST_BUCKETS - 1 : 0]++;
-	}
+	/* Each write inlined between its two stamps, sized at compile time. */
+	stamped_for(o)(this_cpu_rb(), n, o->cmpxchg, o->payload, &lat);
 	irq_enable();
 	/* std = sqrt(E[d^2] - E[d]^2), integer square root in milli-cycles. */
-	unsigned __int128 mean_m = (unsigned __int128)sum * 1000 / n;
-	unsigned __int128 var_m2 = sq * 1000000 / n - mean_m * mean_m;
+	unsigned __int128 mean_m = (unsigned __int128)lat.sum * 1000 / n;
+	unsigned __int128 var_m2 = lat.sq * 1000000 / n - mean_m * mean_m;
 	uint64_t lo = 0, hi = 1ull << 40;
 	while (lo < hi) {
 		uint64_t mid = (lo + hi + 1) / 2;
@@ -273,24 +270,24 @@ static int bench_event(const struct bench_opts *o)
 		else
 			hi = mid - 1;
 	}
-	dec3(avg, sizeof(avg), sum, n);
+	dec3(avg, sizeof(avg), lat.sum, n);
 	dec3(sd, sizeof(sd), lo, 1000);
 	cprintf("bench event: cycles first=%llu last=%llu min=%llu max=%llu avg=%s std=%s "
-		"(rdtsc pair %llu subtracted)\n", (unsigned long long)first,
-		(unsigned long long)last, (unsigned long long)min, (unsigned long long)max, avg, sd,
-		(unsigned long long)overhead);
-	for (int b = 0; b < HIST_BUCKETS; b++)
-		if (hist[b])
+		"(rdtsc pair %llu subtracted)\n", (unsigned long long)lat.first,
+		(unsigned long long)lat.last, (unsigned long long)lat.min,
+		(unsigned long long)lat.max, avg, sd, (unsigned long long)lat.overhead);
+	for (int b = 0; b < BENCH_HIST_BUCKETS; b++)
+		if (lat.hist[b])
 			cprintf("bench event: hist cycles=[%llu,%llu) count=%llu\n",
 				(unsigned long long)(b ? 1ull << (b - 1) : 0),
-				(unsigned long long)(1ull << b), (unsigned long long)hist[b]);
+				(unsigned long long)(1ull << b), (unsigned long long)lat.hist[b]);
 	char cpe[32], npe[32];
-	dec3(cpe, sizeof(cpe), sum, n);
-	dec3(npe, sizeof(npe), (uint64_t)((unsigned __int128)sum * 1000000000 / tsc.hz), n);
+	dec3(cpe, sizeof(cpe), lat.sum, n);
+	dec3(npe, sizeof(npe), (uint64_t)((unsigned __int128)lat.sum * 1000000000 / tsc.hz), n);
 	cprintf("bench: test=event reserve=%s stamp=%s convert=%s payload=%u reader=none events=%llu "
 		"cycles_per_event=%s ns_per_event=%s loop_cycles=%llu\n",
 		o->cmpxchg ? "cmpxchg" : "xadd", stamp_names[o->stamp], o->convert ? "yes" : "no",
-		o->payload, (unsigned long long)n, cpe, npe, (unsigned long long)overhead);
+		o->payload, (unsigned long long)n, cpe, npe, (unsigned long long)lat.overhead);
 	return 0;
 }
 

@@ -9,13 +9,18 @@
  * fills the event header and one field, as trace_event1() does.
  */
 #include <stdint.h>
+#include <arch/cpu.h>
+#include "kernel/bench.h"
 #include "kernel/tracing.h"
 
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define BENCH_FN CAT(bench_loop_, BENCH_VARIANT)
+#define BENCH_EVENT_FN CAT(bench_stamped_, BENCH_VARIANT)
 
 uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len);
+void BENCH_EVENT_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len,
+		    struct bench_lat *lat);
 
 /* A refusal the compiler cannot see through: the null tracepoint. */
 static __always_inline int null_reserve(void **p)
@@ -65,6 +70,32 @@ uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t le
 	SIZED(64) SIZED(128) SIZED(256) SIZED(512) SIZED(1024)
 	}
 	return cmpxchg ? write_loop(cb, n, true, len, false) : write_loop(cb, n, false, len, false);
+}
+
+/* bench event: n single writes, each between two rdtsc. */
+static __always_inline void stamped_loop(struct rb_cpu_buffer *cb, uint64_t n,
+					 const bool cmpxchg, const uint32_t len,
+					 struct bench_lat *lat)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t a = rdtsc();
+
+		write_loop(cb, 1, cmpxchg, len, false);
+		bench_lat_add(lat, rdtsc() - a);
+	}
+}
+
+#define STAMPED(l) case l: { cmpxchg ? stamped_loop(cb, n, true, l, lat) \
+				     : stamped_loop(cb, n, false, l, lat); return; }
+
+void BENCH_EVENT_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len,
+		    struct bench_lat *lat)
+{
+	switch (len) {
+	STAMPED(4) STAMPED(8) STAMPED(12) STAMPED(16) STAMPED(24) STAMPED(32)
+	STAMPED(64) STAMPED(128) STAMPED(256) STAMPED(512) STAMPED(1024)
+	}
+	cmpxchg ? stamped_loop(cb, n, true, len, lat) : stamped_loop(cb, n, false, len, lat);
 }
 
 #if BENCH_NULL_LOOP
