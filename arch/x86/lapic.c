@@ -163,10 +163,13 @@ void lapic_init_cpu(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 
+	/* Disabled to x2APIC in one write is an invalid transition (#GP): via xAPIC. */
+	if (!(base & APIC_BASE_ENABLE)) {
+		base |= APIC_BASE_ENABLE;
+		wrmsr(MSR_APIC_BASE, base);
+	}
 	if (lapic_x2apic && !(base & APIC_BASE_EXTD))
-		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_EXTD);
-	else if (!(base & APIC_BASE_ENABLE))
-		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_EXTD);
 	wr(REG_TPR, 0);
 	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
 	wr(REG_LVT_ERROR, VEC_ERROR);
