@@ -77,6 +77,32 @@ static uint32_t rd(uint32_t reg)
 	return mmio_read32(mmio_base + reg);
 }
 
+/*
+ * The timer's current count. In x2APIC mode it is read in the shadow of a
+ * MOV to SS, which on hardware only holds off interrupts for one
+ * instruction. The shadow is there for QEMU's TCG under -icount (10.0 at
+ * least): only the last instruction of a translation block may read the
+ * virtual clock, and QEMU ends a block after a wrmsr but not after a
+ * rdmsr, so a rdmsr of this register in mid-block makes QEMU exit ("Bad
+ * icount read"). An instruction in an interrupt shadow gets a block of its
+ * own.
+ */
+static uint32_t rd_timer_current(void)
+{
+	uint32_t lo, hi;
+	uint16_t ss;
+
+	if (!lapic_x2apic)
+		return rd(REG_TIMER_CUR);
+	__asm__ __volatile__("mov %%ss, %w2\n\t"
+			     "mov %w2, %%ss\n\t"
+			     "rdmsr"
+			     : "=a"(lo), "=d"(hi), "=&r"(ss)
+			     : "c"(MSR_X2APIC_BASE + (REG_TIMER_CUR >> 4)));
+	(void)hi;
+	return lo;
+}
+
 static void wr(uint32_t reg, uint32_t v)
 {
 	if (lapic_x2apic)
@@ -230,7 +256,7 @@ void lapic_timer_calibrate(void)
 	t0 = rdtsc();
 	while (rdtsc() - t0 < window)
 		cpu_relax();
-	ticks = 0xFFFFFFFFu - rd(REG_TIMER_CUR);
+	ticks = 0xFFFFFFFFu - rd_timer_current();
 	t1 = rdtsc();
 	wr(REG_TIMER_INIT, 0);
 	if (!tsc.hz || !ticks) {
