@@ -209,6 +209,21 @@ void lapic_init_cpu(void)
 	lapic_eoi();
 }
 
+const char *lapic_check_cpu(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+
+	if (!(base & APIC_BASE_ENABLE))
+		return "the APIC is disabled in IA32_APIC_BASE";
+	if (!!(base & APIC_BASE_EXTD) != lapic_x2apic)
+		return lapic_x2apic ? "this CPU is not in x2APIC mode" : "this CPU is in x2APIC mode";
+	if (!(rd(REG_SVR) & SVR_ENABLE))
+		return "the APIC is software-disabled (SVR)";
+	if (lapic_id() != this_cpu()->apic_id)
+		return "the ID register differs from the MADT's APIC ID";
+	return NULL;
+}
+
 void lapic_init_bsp(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
