@@ -5,12 +5,16 @@
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
 #                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
-#                 [-- extra qemu args]
+#                 [--qemu PATH] [-- extra qemu args]
 #
 # --serial-port: where the console chardev (stdout) is attached: COM1 (the
 # default), COM2 only (0x2F8, no COM1), or a PCI 16550 card (no COM1).
 # --usb: boot the image as a USB stick on an xHCI controller, not a CD.
 # --no-debug-exit: no isa-debug-exit device, as on real hardware.
+# --qemu PATH: the QEMU binary (default: $QEMU, else qemu-system-x86_64 on
+# PATH). One in an unpacked Debian tree (PREFIX/bin/qemu-system-x86_64 with
+# PREFIX/share/qemu, e.g. build/qemu10/usr from scripts/qemu10.sh) gets
+# that tree's firmware and modules.
 #
 # Exit status: 0 the kernel reported success; 1 it reported failure;
 # 124 timeout; 3 QEMU exited without a verdict (e.g. triple fault with
@@ -20,7 +24,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
 cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
-serial_port=com1 usb=0 debug_exit=1
+serial_port=com1 usb=0 debug_exit=1 qemu=${QEMU:-qemu-system-x86_64}
 extra=()
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--serial-port) serial_port=${2:?--serial-port needs com1, com2 or pci}; shift ;;
 	--usb) usb=1 ;;
 	--no-debug-exit) debug_exit=0 ;;
+	--qemu) qemu=${2:?--qemu needs a path}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; extra=("$@"); break ;;
 	*) usage >&2; die "unknown option '$1'" ;;
@@ -56,7 +61,7 @@ case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com
 	die "--smp must be N or N,maxcpus=M (positive integers), not '$smp'"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be whole seconds, not '$timeout_s'"
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: run 'make deps'"
+qemu_path=$(command -v "$qemu") || die "QEMU '$qemu' not found: run 'make deps' (for build/qemu10: 'make deps-qemu10')"
 
 # One cached image per command line; rebuilt when the kernel is newer.
 cache="$here/build/iso-cache"
@@ -84,6 +89,20 @@ if [ $uefi -eq 1 ]; then
 	[ -f $ovmf ] || die "$ovmf not found: install the ovmf package (make deps)"
 	args+=(-bios "$ovmf")
 fi
+# A QEMU unpacked outside /usr looks for firmware and modules where its
+# package would have put them, i.e. in the system QEMU's directories: point
+# it at its own (-L: searched first). Modules the tree lacks would still be
+# loaded from the system's directory and refused as another build's; only
+# audio probing asks for them here, and the guest has no sound.
+prefix=$(cd "$(dirname "$qemu_path")/.." && pwd)
+if [ "$prefix" != /usr ] && [ -d "$prefix/share/qemu" ]; then
+	for d in "$prefix/share/qemu" "$prefix/share/seabios"; do
+		[ ! -d "$d" ] || args+=(-L "$d")
+	done
+	[ ! -d "$prefix/lib/x86_64-linux-gnu/qemu" ] ||
+		export QEMU_MODULE_DIR="$prefix/lib/x86_64-linux-gnu/qemu"
+	args+=(-audiodev none,id=noaudio -machine pcspk-audiodev=noaudio)
+fi
 # sleep=off: a halted guest skips to its next timer instead of waiting in
 # real time, so icount runs are bit-for-bit reproducible.
 [ $icount -eq 0 ] || args+=(-icount shift=0,sleep=off)
@@ -102,9 +121,9 @@ else
 fi
 
 if [ -n "$timeout_s" ]; then
-	timeout -k 5 "$timeout_s" qemu-system-x86_64 "${args[@]}" "${extra[@]}"
+	timeout -k 5 "$timeout_s" "$qemu_path" "${args[@]}" "${extra[@]}"
 else
-	qemu-system-x86_64 "${args[@]}" "${extra[@]}"
+	"$qemu_path" "${args[@]}" "${extra[@]}"
 fi
 rc=$?
 case $rc in

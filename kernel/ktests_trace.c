@@ -142,7 +142,13 @@ static void check_page(unsigned cpu, const struct rb_read *rd)
 		fail(s, "malformed records");
 }
 
-static unsigned drain(unsigned ncpu)
+/*
+ * Read and check up to max pages of each writer's buffer (0: until it is
+ * empty). While the writers run, a buffer may fill as fast as it is read
+ * (under icount the emulator may give every CPU the same share), so an
+ * unbounded drain could keep the boot CPU on one buffer for ever.
+ */
+static unsigned drain(unsigned ncpu, unsigned max)
 {
 	struct rb_read rd;
 	unsigned pages = 0;
@@ -150,7 +156,9 @@ static unsigned drain(unsigned ncpu)
 	for (unsigned c = 1; c < ncpu; c++) {
 		if (!cpus[c] || !cpus[c]->online)
 			continue;
-		while (ring_buffer_read_page(ring_buffer_cpu(&trace_rb, c), &rd) == 1) {
+		for (unsigned n = 0; !max || n < max; n++) {
+			if (ring_buffer_read_page(ring_buffer_cpu(&trace_rb, c), &rd) != 1)
+				break;
 			check_page(c, &rd);
 			pages++;
 		}
@@ -178,7 +186,7 @@ static const char *stress_mode(int mode, unsigned ncpu)
 			return "a writer CPU is busy";
 	t0 = rdtsc();
 	while (rdtsc() - t0 < lim) {
-		drain(ncpu);
+		drain(ncpu, STRESS_PAGES);
 		if (cpus[next] && cpus[next]->online) {
 			lapic_send_nmi(cpus[next]->apic_id);
 			nmis++;
@@ -193,9 +201,9 @@ static const char *stress_mode(int mode, unsigned ncpu)
 	trap_set_handler(VEC_NMI, old_nmi);
 	tracing_stop();
 	tracing_flush_all();
-	drain(ncpu);
+	drain(ncpu, 0);
 	tracing_flush_all();	/* a flush in discard mode may need room first */
-	drain(ncpu);
+	drain(ncpu, 0);
 
 	for (unsigned c = 1; c < ncpu; c++) {
 		struct stress_cpu *s = &stress[c];

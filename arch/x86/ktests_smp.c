@@ -1,6 +1,7 @@
 /*
- * In-kernel tests of SMP: every CPU takes calls (IPIs), NMIs and its LAPIC
- * timer, and converted time is ordered across CPUs.
+ * In-kernel tests of SMP: every CPU runs its LAPIC in the chosen mode, takes
+ * calls (IPIs), NMIs and its LAPIC timer, and converted time is ordered
+ * across CPUs.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
@@ -32,6 +33,31 @@ KTEST(smp_call_reaches_every_cpu)
 		KT_ASSERT(smp_call_async(c, mark_ran, NULL));
 		KT_ASSERT(smp_call_wait(c, CALL_TIMEOUT_MS));
 		KT_ASSERT(ran_on[c] == before + 1);
+	}
+	return NULL;
+}
+
+static const char *apic_checks[MAX_CPUS];
+
+static void apic_check(void *arg)
+{
+	(void)arg;
+	apic_checks[this_cpu()->cpu] = lapic_check_cpu();
+}
+
+/* Every CPU, APs included, runs its APIC in the mode the boot CPU chose. */
+KTEST(lapic_mode_every_cpu)
+{
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (!cpus[c] || !cpus[c]->online)
+			continue;
+		apic_checks[c] = "did not run";
+		KT_ASSERT(smp_call_async(c, apic_check, NULL));
+		KT_ASSERT(smp_call_wait(c, CALL_TIMEOUT_MS));
+		if (apic_checks[c]) {
+			printk("ktest: cpu=%u apic_id=%u: %s\n", c, cpus[c]->apic_id, apic_checks[c]);
+			return apic_checks[c];
+		}
 	}
 	return NULL;
 }

@@ -77,6 +77,32 @@ static uint32_t rd(uint32_t reg)
 	return mmio_read32(mmio_base + reg);
 }
 
+/*
+ * The timer's current count. In x2APIC mode it is read in the shadow of a
+ * MOV to SS, which on hardware only holds off interrupts for one
+ * instruction. The shadow is there for QEMU's TCG under -icount (10.0 at
+ * least): only the last instruction of a translation block may read the
+ * virtual clock, and QEMU ends a block after a wrmsr but not after a
+ * rdmsr, so a rdmsr of this register in mid-block makes QEMU exit ("Bad
+ * icount read"). An instruction in an interrupt shadow gets a block of its
+ * own.
+ */
+static uint32_t rd_timer_current(void)
+{
+	uint32_t lo, hi;
+	uint16_t ss;
+
+	if (!lapic_x2apic)
+		return rd(REG_TIMER_CUR);
+	__asm__ __volatile__("mov %%ss, %w2\n\t"
+			     "mov %w2, %%ss\n\t"
+			     "rdmsr"
+			     : "=a"(lo), "=d"(hi), "=&r"(ss)
+			     : "c"(MSR_X2APIC_BASE + (REG_TIMER_CUR >> 4)));
+	(void)hi;
+	return lo;
+}
+
 static void wr(uint32_t reg, uint32_t v)
 {
 	if (lapic_x2apic)
@@ -163,10 +189,13 @@ void lapic_init_cpu(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 
+	/* Disabled to x2APIC in one write is an invalid transition (#GP): via xAPIC. */
+	if (!(base & APIC_BASE_ENABLE)) {
+		base |= APIC_BASE_ENABLE;
+		wrmsr(MSR_APIC_BASE, base);
+	}
 	if (lapic_x2apic && !(base & APIC_BASE_EXTD))
-		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_EXTD);
-	else if (!(base & APIC_BASE_ENABLE))
-		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_EXTD);
 	wr(REG_TPR, 0);
 	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
 	wr(REG_LVT_ERROR, VEC_ERROR);
@@ -178,6 +207,21 @@ void lapic_init_cpu(void)
 	wr(REG_ESR, 0);
 	wr(REG_SVR, SVR_ENABLE | VEC_SPURIOUS);
 	lapic_eoi();
+}
+
+const char *lapic_check_cpu(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+
+	if (!(base & APIC_BASE_ENABLE))
+		return "the APIC is disabled in IA32_APIC_BASE";
+	if (!!(base & APIC_BASE_EXTD) != lapic_x2apic)
+		return lapic_x2apic ? "this CPU is not in x2APIC mode" : "this CPU is in x2APIC mode";
+	if (!(rd(REG_SVR) & SVR_ENABLE))
+		return "the APIC is software-disabled (SVR)";
+	if (lapic_id() != this_cpu()->apic_id)
+		return "the ID register differs from the MADT's APIC ID";
+	return NULL;
 }
 
 void lapic_init_bsp(void)
@@ -227,7 +271,7 @@ void lapic_timer_calibrate(void)
 	t0 = rdtsc();
 	while (rdtsc() - t0 < window)
 		cpu_relax();
-	ticks = 0xFFFFFFFFu - rd(REG_TIMER_CUR);
+	ticks = 0xFFFFFFFFu - rd_timer_current();
 	t1 = rdtsc();
 	wr(REG_TIMER_INIT, 0);
 	if (!tsc.hz || !ticks) {

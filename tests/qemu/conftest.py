@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# QEMU 10 from bookworm-backports (scripts/qemu10.sh): the system's QEMU 7.2
+# has no x2APIC under TCG. Only the x2APIC tests use it.
+QEMU10 = ROOT / "build" / "qemu10" / "usr" / "bin" / "qemu-system-x86_64"
 PREFIX = re.compile(r"^\[\s*\d+\.\d{6}\] ")
 
 
@@ -52,10 +55,15 @@ class Run:
 
 def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
              no_hpet=False, memory=None, timeout=90, grub_cmds=None, opts=(), extra=(),
-             serial=None):
-    """Boot once. opts: further run-qemu.sh options; extra: QEMU arguments."""
+             serial=None, cpu=None, qemu_bin=None):
+    """Boot once. opts: further run-qemu.sh options; extra: QEMU arguments;
+    qemu_bin: another QEMU than the system's."""
     args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
             "--machine", machine, "--cmdline", cmdline]
+    if cpu:
+        args += ["--cpu", cpu]
+    if qemu_bin:
+        args += ["--qemu", str(qemu_bin)]
     if uefi:
         args.append("--uefi")
     if icount:
@@ -83,6 +91,18 @@ def qemu():
     if not (ROOT / "build" / "kernel.elf").exists():
         pytest.fail("build/kernel.elf is missing: run 'make' first")
     return run_qemu
+
+
+@pytest.fixture(scope="session")
+def qemu10(qemu):
+    """run_qemu under QEMU 10."""
+    if not QEMU10.exists():
+        pytest.fail(f"{QEMU10.relative_to(ROOT)} is missing: run 'make deps-qemu10' "
+                    "(make test and make test-qemu do)")
+
+    def run(*a, **kw):
+        return qemu(*a, qemu_bin=QEMU10, **kw)
+    return run
 
 
 class Shell:

@@ -19,6 +19,9 @@ void lapic_init_bsp(void);
 /* Every CPU (including the BSP): enable this CPU's APIC in the chosen mode. */
 void lapic_init_cpu(void);
 uint32_t lapic_id(void);
+/* NULL if this CPU's APIC is enabled, in x2APIC mode exactly when
+ * lapic_x2apic, and its ID register says this CPU's APIC ID; else what is not. */
+const char *lapic_check_cpu(void);
 void lapic_eoi(void);
 
 void lapic_send_ipi(uint32_t apic_id, uint8_t vector);
