@@ -19,7 +19,10 @@
  * Concurrency within one CPU is by stack discipline (I7): an interrupt runs
  * to completion before the code it interrupted resumes, so a context that
  * finds a word unchanged across a window knows nothing ran in between, and
- * a flag a context sets and clears needs no atomic instruction.  Across
+ * a flag a context sets and clears itself needs no atomic instruction (the
+ * switching flag).  The nest word also carries a flag that one context sets
+ * and another clears (unpublished), so it only changes by single local
+ * read-modify-write instructions, which no interrupt can split.  Across
  * CPUs only the slot words (CAS) and commit_pos (release/acquire) are
  * shared with the reader; counters use relaxed atomics so statistics may be
  * read from anywhere.
