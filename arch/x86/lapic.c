@@ -127,8 +127,15 @@ static void send_icr(uint32_t dest, uint32_t low)
 		wrmsr(MSR_X2APIC_BASE + (REG_ICR_LO >> 4), ((uint64_t)dest << 32) | low);
 		return;
 	}
+	/* Two writes: an interrupt that sent an IPI between them would leave
+	 * its destination in ICR_HI for ours. */
+	uint64_t flags = read_rflags();
+
+	irq_disable();
 	wr(REG_ICR_HI, dest << 24);
 	wr(REG_ICR_LO, low);
+	if (flags & RFLAGS_IF)
+		irq_enable();
 	for (int i = 0; i < 1000000 && (rd(REG_ICR_LO) & ICR_PENDING); i++)
 		cpu_relax();
 }
