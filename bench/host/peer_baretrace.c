@@ -28,6 +28,9 @@
  */
 static __thread struct rb_cpu_buffer *bench_this_rb;
 
+__thread uint32_t bench_level_bit;
+__thread uint32_t bench_ent_ctx;
+
 struct bt_thread {
 	struct rb_cpu_buffer *cb;	/* this thread's buffer */
 	void **pages;			/* its N + 1 page addresses */
@@ -41,7 +44,7 @@ static __always_inline int bench_trace_event1(uint16_t id, uint32_t a)
 	int err = ring_buffer_reserve(cb, 8, (void **)&p);
 
 	if (likely(!err)) {
-		p[0] = bench_ent_word(id, arch_trace_level(), 1);
+		p[0] = (uint32_t)id | bench_ent_ctx | 1u << 24;	/* bench_ent_word(id, level, 1) */
 		p[1] = a;
 		ring_buffer_commit(cb);
 	}
@@ -98,7 +101,9 @@ static int bt_thread_init(struct bench_thread *t, const struct bench_opts *o)
 		fprintf(stderr, "baretrace: ring_buffer_cpu_init failed\n");
 		return -1;
 	}
-	host_trace_level = 0;		/* task context */
+	host_trace_level = 0;		/* task context, and its ready forms */
+	bench_level_bit = 1u << host_trace_level;
+	bench_ent_ctx = host_trace_level << 16;
 	bench_this_rb = bt->cb;
 	t->priv = bt;
 	return 0;

@@ -1,18 +1,21 @@
 /*
  * Architecture hooks of the ring buffer for the host benchmark: the host
- * test shim, with the clock swapped for the kernel's.
+ * test shim, with the clock and the context's nest bit swapped for the
+ * kernel's way of getting them.
  *
  * The host test shim (the next <arch/trace_arch.h> on the include path,
  * reached with #include_next) reads CLOCK_MONOTONIC in a hosted build,
  * because its stress test lets threads migrate between host CPUs.  The
  * kernel's arch_read_cycles() is a bare rdtsc, and a benchmark of the write
- * path must pay for the clock the kernel pays for, not for a vDSO call.  The benchmark's threads are pinned, so a raw TSC read is as
- * monotonic per "CPU" as the hook contract asks.
+ * path must pay for the clock the kernel pays for, not for a vDSO call.
+ * The benchmark's threads are pinned, so a raw TSC read is as monotonic per
+ * "CPU" as the hook contract asks.  Likewise the shim derives the nest bit
+ * from the thread's level on every call, where the kernel reads it ready.
  *
- * How: the shim is included with its arch_read_cycles and
- * arch_cycles_since renamed out of the way, then the names are defined
- * again here.  Every other hook (local xadd,
- * cmpxchg and add without LOCK, the thread-local context level, the warning
+ * How: the shim is included with its arch_read_cycles, arch_cycles_since
+ * and arch_trace_level_bit renamed out of the way, then the names are
+ * defined again here.  Every other hook (the local read-modify-write
+ * instructions without LOCK, the thread-local context level, the warning
  * printer) is the shim's own, unchanged.  Build with HOST_TRACE_NO_HOOKS so
  * the shim's test injection points and fake clock are compiled out.
  *
@@ -33,9 +36,24 @@
 
 #define arch_read_cycles host_shim_read_cycles
 #define arch_cycles_since host_shim_cycles_since
+#define arch_trace_level_bit host_shim_trace_level_bit
 #include_next <arch/trace_arch.h>
 #undef arch_read_cycles
 #undef arch_cycles_since
+#undef arch_trace_level_bit
+
+/*
+ * The context as the kernel keeps it per CPU (struct trace_ctx), here per
+ * thread: ready-made forms, each one %fs load where the kernel does one %gs
+ * load.  peer_baretrace.c sets them with host_trace_level.
+ */
+extern __thread uint32_t bench_level_bit;	/* 1 << host_trace_level */
+extern __thread uint32_t bench_ent_ctx;		/* host_trace_level << 16 */
+
+static inline uint32_t arch_trace_level_bit(void)
+{
+	return bench_level_bit;
+}
 
 static inline uint64_t arch_read_cycles(void)
 {
