@@ -60,14 +60,16 @@ static __always_inline uint64_t write_loop(struct rb_cpu_buffer *cb, uint64_t n,
  * other size runs a loop that knows it only at run time (a few
  * instructions more per event, for computing the record's size and kind).
  */
+/* The payload sizes that get a loop of their own. */
+#define BENCH_SIZES(X) X(4) X(8) X(12) X(16) X(24) X(32) X(64) X(128) X(256) X(512) X(1024)
+
 #define SIZED(l) case l: return cmpxchg ? write_loop(cb, n, true, l, false) \
 					  : write_loop(cb, n, false, l, false);
 
 uint64_t BENCH_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t len)
 {
 	switch (len) {
-	SIZED(4) SIZED(8) SIZED(12) SIZED(16) SIZED(24) SIZED(32)
-	SIZED(64) SIZED(128) SIZED(256) SIZED(512) SIZED(1024)
+	BENCH_SIZES(SIZED)
 	}
 	return cmpxchg ? write_loop(cb, n, true, len, false) : write_loop(cb, n, false, len, false);
 }
@@ -92,8 +94,7 @@ void BENCH_EVENT_FN(struct rb_cpu_buffer *cb, uint64_t n, int cmpxchg, uint32_t 
 		    struct bench_lat *lat)
 {
 	switch (len) {
-	STAMPED(4) STAMPED(8) STAMPED(12) STAMPED(16) STAMPED(24) STAMPED(32)
-	STAMPED(64) STAMPED(128) STAMPED(256) STAMPED(512) STAMPED(1024)
+	BENCH_SIZES(STAMPED)
 	}
 	cmpxchg ? stamped_loop(cb, n, true, len, lat) : stamped_loop(cb, n, false, len, lat);
 }

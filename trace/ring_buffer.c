@@ -415,7 +415,7 @@ struct rb_reservation rb_reserve_gated(struct rb_cpu_buffer *cb, uint32_t len,
 		return rb_refuse_nesting(cb);
 	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return rb_reserve_slow(cb, len, how & ~RB_SLOW_AFTER_XADD, 0, 0);
+	return rb_reserve_slow(cb, len, how, 0, 0);
 }
 
 /*

@@ -12,10 +12,11 @@
  *   arch_local_cmpxchg() cmpxchg without LOCK, same reasoning
  *   arch_local_add32()   addl, same reasoning; or32, and32 likewise
  *   arch_local_sub32_zero() subl, answering from its zero flag
- *   arch_trace_level()   0 task, 2 IRQ, 3 NMI: kept per CPU by trap_dispatch
- *                        at %gs:trace.level, read in one instruction
- *   arch_trace_level_bit() 1 << that level, kept beside it at
- *                        %gs:trace.level_bit
+ *   arch_trace_level_bit() 1 << the context level (0 task, 2 IRQ, 3 NMI),
+ *                        kept per CPU by trap_dispatch at %gs:trace.level_bit
+ *                        and read in one instruction
+ *   arch_trace_level()   the level itself (not a ring buffer hook: for the
+ *                        kernel's own tests), at %gs:trace.level
  *   arch_trace_warn()    report an integrity stop; safe in NMI: from NMI it
  *                        only records the reason, printed later by
  *                        trace_report_stops()

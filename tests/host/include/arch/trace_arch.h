@@ -2,7 +2,7 @@
  * Architecture hooks of the trace ring buffer: the host shim.
  *
  * The generic ring buffer includes <arch/trace_arch.h> and needs exactly the
- * six hooks below.  The kernel provides its own header to the same contract;
+ * hooks below.  The kernel provides its own header to the same contract;
  * this one stands in for it in host tests, where a "CPU" is a thread and an
  * "interrupt" is a signal delivered to that thread.
  *
@@ -40,16 +40,14 @@
  *   bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
  *	*p -= v as one interrupt-atomic instruction; true iff *p is now 0.
  *
- *   unsigned arch_trace_level(void)
- *	The context the caller runs in, 0 .. RB_NEST_MAX - 1, such that a
- *	context can only be interrupted by one of a strictly higher level:
- *	0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI.  The ring buffer
- *	uses it for its recursion guard; a wrong answer is refused, not trusted.
- *
  *   uint32_t arch_trace_level_bit(void)
- *	1 << arch_trace_level(), or 0 if that is not below RB_NEST_MAX.  The
- *	writer's fast path needs the bit, not the level: an arch keeps it
- *	ready (the kernel beside the level, per CPU) to save the shift.
+ *	1 << L, where L is the context the caller runs in, 0 .. RB_NEST_MAX - 1,
+ *	such that a context can only be interrupted by one of a strictly higher
+ *	level: 0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI; 0 if there is
+ *	no valid level.  The ring buffer's recursion guard uses it; a wrong
+ *	answer is refused, not trusted.  The fast path reads it twice per
+ *	event, so an arch keeps it ready (the kernel per CPU, beside the level
+ *	itself) rather than shifting a level each time.
  *
  *   void arch_trace_warn(unsigned cpu, const char *why)
  *	Report that recording on cpu was stopped because an invariant broke.
@@ -69,7 +67,8 @@
  *     every access to these words.  The choice is sound because the words
  *     are only ever touched by their own thread and its signal handlers;
  *     the reader thread never reads them before a release/acquire pair.
- *   - Level: a thread-local the test's signal handlers raise and restore.
+ *   - Level: a thread-local (host_trace_level) the test's signal handlers
+ *     raise and restore; the bit is derived from it on each call.
  *   - Test injection (host only, never in the kernel): host_hook_clock runs
  *     at the end of arch_read_cycles (after the value is taken) and
  *     host_hook_xadd right after the xadd, to place an "interrupt" at
@@ -212,11 +211,6 @@ static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
 }
 
 #endif
-
-static inline unsigned arch_trace_level(void)
-{
-	return host_trace_level;
-}
 
 static inline uint32_t arch_trace_level_bit(void)
 {
