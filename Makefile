@@ -51,7 +51,7 @@ override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 	-ffreestanding -nostdlib -fno-pic -fno-pie -mno-red-zone \
 	-mno-sse -mno-mmx -mno-80387 -fno-stack-protector \
 	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables --param=min-pagesize=0 \
-	-Iinclude -Iarch/x86/include -DBARETRACE_VERSION='"$(VERSION)"' -MMD -MP
+	-Iinclude -Iarch/x86/include -MMD -MP
 override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
@@ -80,7 +80,7 @@ kernel: $(BUILD)/kernel.elf
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)
-	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+	$(Q)$(CC) $(KCFLAGS) $(KCFLAGS_EXTRA) -c $< -o $@
 
 $(BUILD)/tools/psf2c: tools/psf2c.c Makefile
 	@mkdir -p $(@D)
@@ -93,6 +93,18 @@ $(BUILD)/gen/font.c: $(wildcard $(FONT)) $(BUILD)/tools/psf2c
 	$(call quiet,PSF2C,$@)
 	$(Q)zcat -f "$(FONT)" | $(BUILD)/tools/psf2c "$(notdir $(FONT))" > $@
 	@echo "$(abspath $(FONT))" > $(BUILD)/gen/font-path.txt
+# The boot banner names the commit. VERSION is read on every make, but the
+# header is rewritten only when it changes, so main.o is rebuilt then and
+# only then (a -D flag alone would leave a stale banner in an old main.o).
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	@v='#define BARETRACE_VERSION "$(VERSION)"'; \
+	 [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" > $@
+$(BUILD)/kernel/main.o: $(BUILD)/gen/version.h
+$(BUILD)/kernel/main.o: KCFLAGS_EXTRA := -include $(BUILD)/gen/version.h
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/gen/font.o: $(BUILD)/gen/font.c Makefile
 	$(call quiet,CC,$@)
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
