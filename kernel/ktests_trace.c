@@ -6,8 +6,17 @@
  *   - every CPU but the boot CPU writes TEV_STRESS events in a loop (task
  *     level), its LAPIC timer fires at STRESS_TIMER_HZ and writes from IRQ
  *     level, and the boot CPU sends it NMIs that write from NMI level;
- *   - the boot CPU reads pages from all of them concurrently, then, once the
- *     writers stop, flushes and drains every buffer.
+ *   - the boot CPU waits until every writer has written a burst of more
+ *     than its whole ring can hold (so overwrite and drops are certain),
+ *     then reads pages from all of them while they keep writing, until
+ *     each has written its quota at every level; then it stops them,
+ *     flushes and drains every buffer.
+ *
+ * The run is bounded by work done, never by time: under icount on QEMU 7.2
+ * a CPU that spins without pause keeps the emulator to itself (see
+ * stress_mode()), so a window of time could end before a writer ran at all.
+ * The time limit only turns a writer that cannot make progress into a
+ * failure that names it.
  *
  * Checked: every payload (per CPU and level, seq strictly increasing and
  * check == mix(cpu, level, seq)); stamps never decrease in a CPU's buffer
@@ -27,14 +36,25 @@
 #include "kernel/tracing.h"
 
 #define STRESS_PAGES		8
-#define STRESS_MS		300
 #define STRESS_TIMER_HZ		20000
 #define STRESS_WRITERS_MAX	64
+#define STRESS_EV_LEN		16	/* payload bytes of a stress event */
+/* Task-level events per writer before the reader starts: every page of the
+ * ring (and the reader's spare) filled twice over, so the ring overflows. */
+#define STRESS_BURST		(2 * (STRESS_PAGES + 1) * \
+				 (RB_PAGE_SIZE_DEFAULT / (4 + STRESS_EV_LEN)))
+#define STRESS_LIVE_RINGS	32	/* rings' worth of task events while read */
+#define STRESS_IRQ_MIN		20	/* IRQ-level events per writer, at least */
+#define STRESS_NMI_MIN		10	/* NMI-level events per writer, at least */
+#define STRESS_LIMIT_MS		20000	/* a writer short of its quota by then fails */
 
 struct stress_cpu {
 	uint32_t seq[4];		/* next seq per level, writer side */
 	uint64_t written;		/* stored or dropped (the buffer's "written") */
 	uint64_t refused;		/* refused: recursion, off */
+	bool started;			/* the writer loop began (writer sets) */
+	uint32_t task_at_read;		/* seq[0] when the reader started */
+	uint64_t live_pages;		/* pages read while the writers ran */
 	uint32_t read_seq[4];		/* last seq seen per level, reader side */
 	bool seen[4];			/* any seen at that level */
 	uint64_t last_ts;		/* last stamp read */
@@ -65,7 +85,9 @@ static void stress_write(void)
 	int err = trace_event3(TEV_STRESS, seq, mix(pc->cpu, level, seq), level);
 
 	if (err == 0 || err == -RB_EFULL) {
-		s->seq[level] = seq + 1;	/* a dropped seq is a gap the reader may see */
+		/* A dropped seq is a gap the reader may see. Atomic: the boot
+		 * CPU watches the counts to know when the quotas are met. */
+		__atomic_store_n(&s->seq[level], seq + 1, __ATOMIC_RELAXED);
 		s->written++;
 	} else {
 		s->refused++;
@@ -89,6 +111,7 @@ static void stress_nmi(struct trap_frame *f)
 static void stress_writer(void *arg)
 {
 	(void)arg;
+	__atomic_store_n(&stress[this_cpu()->cpu].started, true, __ATOMIC_RELEASE);
 	irq_enable();
 	lapic_timer_periodic(STRESS_TIMER_HZ);
 	while (!__atomic_load_n(&stress_stop, __ATOMIC_ACQUIRE))
@@ -148,7 +171,7 @@ static void check_page(unsigned cpu, const struct rb_read *rd)
  * (under icount the emulator may give every CPU the same share), so an
  * unbounded drain could keep the boot CPU on one buffer for ever.
  */
-static unsigned drain(unsigned ncpu, unsigned max)
+static unsigned drain(unsigned ncpu, unsigned max, bool live)
 {
 	struct rb_read rd;
 	unsigned pages = 0;
@@ -160,18 +183,54 @@ static unsigned drain(unsigned ncpu, unsigned max)
 			if (ring_buffer_read_page(ring_buffer_cpu(&trace_rb, c), &rd) != 1)
 				break;
 			check_page(c, &rd);
+			stress[c].live_pages += live;
 			pages++;
 		}
 	}
 	return pages;
 }
 
+static bool writer_cpu(unsigned c)
+{
+	return cpus[c] && cpus[c]->online;
+}
+
+static uint32_t seq_of(unsigned c, unsigned level)
+{
+	return __atomic_load_n(&stress[c].seq[level], __ATOMIC_RELAXED);
+}
+
+/* Has writer c written the burst (before reading) / all its quotas? */
+static bool burst_done(unsigned c)
+{
+	return seq_of(c, 0) >= STRESS_BURST;
+}
+
+static bool quota_done(unsigned c, bool reading)
+{
+	return reading && seq_of(c, 0) - stress[c].task_at_read >= STRESS_LIVE_RINGS *
+	       STRESS_BURST / 2 && seq_of(c, 2) >= STRESS_IRQ_MIN && seq_of(c, 3) >= STRESS_NMI_MIN;
+}
+
+/*
+ * The boot CPU's side of one mode. It waits and reads in one loop that
+ * executes pause on every round. That matters under icount on QEMU 7.2:
+ * all CPUs run in turn on one thread, and each turn may last until the
+ * next timer deadline; a CPU that spins without pause or hlt uses all of
+ * it, the CPUs after it in the round find no budget left, and the next
+ * round starts again with CPU 0. With -smp 2 the writer then never ran
+ * (measured: not one instruction in a 3 s spin of the boot CPU). A pause
+ * ends the turn (QEMU raises EXCP_INTERRUPT), so every writer gets the
+ * emulator up to its next deadline on every round, whatever the CPU count.
+ */
 static const char *stress_mode(int mode, unsigned ncpu)
 {
 	trap_handler_t old_timer = trap_get_handler(VEC_TIMER);
 	trap_handler_t old_nmi = trap_get_handler(VEC_NMI);
-	uint64_t t0, lim = tsc.hz / 1000 * STRESS_MS, nmis = 0;
+	uint64_t t0, lim = tsc.hz / 1000 * STRESS_LIMIT_MS, nmis = 0;
 	unsigned next = 1;
+	bool reading = false;
+	const char *why = NULL;
 
 	if (!tracing_reconfigure(STRESS_PAGES, mode))
 		return "could not rebuild the buffers";
@@ -182,43 +241,74 @@ static const char *stress_mode(int mode, unsigned ncpu)
 	trap_set_handler(VEC_TIMER, stress_irq);
 	trap_set_handler(VEC_NMI, stress_nmi);
 	for (unsigned c = 1; c < ncpu; c++)
-		if (cpus[c] && cpus[c]->online && !smp_call_async(c, stress_writer, NULL))
-			return "a writer CPU is busy";
+		if (writer_cpu(c) && !smp_call_async(c, stress_writer, NULL))
+			why = "a writer CPU is busy";
 	t0 = rdtsc();
-	while (rdtsc() - t0 < lim) {
-		drain(ncpu, STRESS_PAGES);
-		if (cpus[next] && cpus[next]->online) {
+	while (!why) {
+		bool all_burst = true, all_done = true;
+		for (unsigned c = 1; c < ncpu; c++) {
+			if (!writer_cpu(c))
+				continue;
+			all_burst &= burst_done(c);
+			all_done &= quota_done(c, reading);
+		}
+		if (all_done)
+			break;
+		if (!reading && all_burst) {
+			/* The rings overflowed with nobody reading: loss is certain. */
+			for (unsigned c = 1; c < ncpu; c++)
+				stress[c].task_at_read = seq_of(c, 0);
+			reading = true;
+		}
+		if (reading)
+			drain(ncpu, STRESS_PAGES, true);
+		if (writer_cpu(next)) {
 			lapic_send_nmi(cpus[next]->apic_id);
 			nmis++;
 		}
 		next = next + 1 < ncpu ? next + 1 : 1;
+		cpu_relax();	/* yields the emulator under icount: see above */
+		if (rdtsc() - t0 > lim) {
+			for (unsigned c = 1; c < ncpu; c++)
+				if (writer_cpu(c) && !quota_done(c, reading))
+					printk("ktest: stress cpu=%u short of its quota after %u ms: "
+					       "started=%s reading=%s task=%u irq=%u/%u nmi=%u/%u\n",
+					       c, STRESS_LIMIT_MS,
+					       __atomic_load_n(&stress[c].started, __ATOMIC_ACQUIRE) ?
+					       "yes" : "no", reading ? "yes" : "no", seq_of(c, 0),
+					       seq_of(c, 2), STRESS_IRQ_MIN, seq_of(c, 3), STRESS_NMI_MIN);
+			why = "a writer did not reach its quota in time";
+		}
 	}
 	__atomic_store_n(&stress_stop, true, __ATOMIC_RELEASE);
 	for (unsigned c = 1; c < ncpu; c++)
-		if (cpus[c] && cpus[c]->online && !smp_call_wait(c, 10000))
-			return "a writer did not stop";
+		if (writer_cpu(c) && !smp_call_wait(c, 10000) && !why)
+			why = "a writer did not stop";
 	trap_set_handler(VEC_TIMER, old_timer);
 	trap_set_handler(VEC_NMI, old_nmi);
+	if (why)
+		return why;
 	tracing_stop();
 	tracing_flush_all();
-	drain(ncpu, 0);
+	drain(ncpu, 0, false);
 	tracing_flush_all();	/* a flush in discard mode may need room first */
-	drain(ncpu, 0);
+	drain(ncpu, 0, false);
 
 	for (unsigned c = 1; c < ncpu; c++) {
 		struct stress_cpu *s = &stress[c];
 		struct rb_stats st;
-		if (!cpus[c] || !cpus[c]->online)
+		if (!writer_cpu(c))
 			continue;
 		ring_buffer_stats(ring_buffer_cpu(&trace_rb, c), &st);
 		printk("ktest: stress mode=%s cpu=%u written=%llu read=%llu overrun=%llu "
 		       "dropped=%llu commit_overrun=%llu in_buffer=%llu lost_reported=%llu "
-		       "irq=%u nmi=%u refused=%llu errors=%llu\n",
+		       "task=%u irq=%u nmi=%u live_pages=%llu refused=%llu errors=%llu\n",
 		       mode == RB_MODE_OVERWRITE ? "overwrite" : "discard", c,
 		       (unsigned long long)st.written, (unsigned long long)s->events_read,
 		       (unsigned long long)st.overrun, (unsigned long long)st.dropped,
 		       (unsigned long long)st.commit_overrun, (unsigned long long)st.in_buffer,
-		       (unsigned long long)s->lost_reported, s->seq[2], s->seq[3],
+		       (unsigned long long)s->lost_reported, s->seq[0], s->seq[2], s->seq[3],
+		       (unsigned long long)s->live_pages,
 		       (unsigned long long)s->refused, (unsigned long long)s->errors);
 		if (s->errors) {
 			printk("ktest: stress cpu=%u first error: %s\n", c, s->first_error);
@@ -235,8 +325,8 @@ static const char *stress_mode(int mode, unsigned ncpu)
 			return "the buffer's read count differs from the events validated";
 		if (s->lost_reported != st.overrun + st.dropped)
 			return "the pages' lost counts differ from overrun + dropped";
-		if (s->seq[0] == 0 || s->seq[2] == 0)
-			return "no task-level or IRQ-level events were written";
+		if (!s->live_pages)
+			return "no page was read while the writers ran";
 	}
 	printk("ktest: stress mode=%s nmis_sent=%llu\n",
 	       mode == RB_MODE_OVERWRITE ? "overwrite" : "discard", (unsigned long long)nmis);
