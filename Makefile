@@ -43,7 +43,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/shell_trace.c kernel/demo.c kernel/bench.c kernel/dump.c kernel/shell_dump.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/ktests_reconfigure.c kernel/shell_trace.c kernel/demo.c kernel/bench.c kernel/dump.c kernel/shell_dump.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c
 

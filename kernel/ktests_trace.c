@@ -335,9 +335,7 @@ static const char *stress_mode(int mode, unsigned ncpu)
 
 KTEST(ring_buffer_stress)
 {
-	uint32_t pages = trace_pages;
-	int mode = trace_mode;
-	bool was_on = tracing_on();
+	struct tracing_setup saved = tracing_setup_get();
 	unsigned ncpu = cpu_count < STRESS_WRITERS_MAX ? cpu_count : STRESS_WRITERS_MAX;
 	const char *why;
 
@@ -348,11 +346,8 @@ KTEST(ring_buffer_stress)
 	why = stress_mode(RB_MODE_OVERWRITE, ncpu);
 	if (!why)
 		why = stress_mode(RB_MODE_DISCARD, ncpu);
-	tracing_reconfigure(pages, mode);
-	if (was_on)
-		tracing_start();
-	else
-		tracing_stop();
+	if (!tracing_setup_restore(&saved) && !why)
+		why = "could not restore the buffers";
 	return why;
 }
 

@@ -73,7 +73,10 @@ static int cmd_reset(int argc, char **argv)
 {
 	if (no_args(argc, argv))
 		return 1;
-	tracing_reconfigure(trace_pages, trace_mode);
+	if (!tracing_reconfigure(trace_pages, trace_mode)) {
+		cprintf("error: the buffers were not rebuilt (the line above says why)\n");
+		return 1;
+	}
 	cprintf("trace: buffers emptied; recording=%s\n", tracing_on() ? "on" : "off");
 	return 0;
 }
@@ -95,7 +98,10 @@ static int cmd_mode(int argc, char **argv)
 		cprintf("error: mode '%.32s' is not known; accepted: overwrite|discard\n", argv[1]);
 		return 1;
 	}
-	tracing_reconfigure(trace_pages, mode);
+	if (!tracing_reconfigure(trace_pages, mode)) {
+		cprintf("error: the buffers were not rebuilt (the line above says why); mode unchanged\n");
+		return 1;
+	}
 	cprintf("trace: mode=%s (buffers emptied)\n", mode_names[mode]);
 	return 0;
 }

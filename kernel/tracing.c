@@ -5,11 +5,52 @@
  * finds its buffer with one %gs load. Before this runs, and for a CPU
  * without a buffer, percpu.rb points at the ring buffer's placeholder,
  * which refuses and counts every call.
+ *
+ * RECONFIGURATION (tracing_reconfigure) frees every buffer and builds new
+ * ones while the other CPUs may be writing. A writer loads percpu.rb once
+ * (cb) and uses that pointer until its commit returns, so installing the
+ * placeholder is not enough: a writer that loaded cb before the store still
+ * has it, between reserve and commit or about to reserve. The old buffers
+ * may only be freed once every CPU has shown that no context of its own
+ * holds an old cb. The one place that can show it is the CPU's task context
+ * at a point outside any reservation (a quiescent point, as in RCU):
+ *
+ *   Q1 The reconfiguring CPU (at task level, outside any reservation: its
+ *      own interrupts have all returned) stores the placeholder in every
+ *      percpu.rb, notes each CPU's old buffer in leaving[], then stores a
+ *      new epoch with release.
+ *   Q2 Each other CPU, at a quiescent point of its task context, loads the
+ *      epoch with acquire (pairs with Q1's release). From then on every
+ *      load of its percpu.rb returns the placeholder. Its task context is
+ *      between events, and no interrupt handler of that CPU is running (they
+ *      run to completion before the task context resumes), so no context of
+ *      it holds an old cb: those that loaded one before Q2 have returned.
+ *      It checks that its old buffer's nest word has no writer or publish
+ *      bit (it is called outside a reservation, or it refuses to confirm),
+ *      then stores the epoch in its qs slot with release.
+ *   Q3 The reconfiguring CPU loads each qs slot with acquire (pairs with
+ *      Q2's release): everything that CPU did to its old buffer happens
+ *      before the free and the reuse of the memory.
+ *
+ * An idle CPU passes Q2 from its idle loop: Q1 posts it a call that runs
+ * tracing_quiescent(). A CPU busy with a long call at task level (a job's
+ * writer loop) must call tracing_quiescent() between its events. A CPU
+ * that has not confirmed within RECONF_WAIT_MS (or the caller's bound) is
+ * named, and the reconfiguration is refused: the old buffers are put back
+ * and nothing is freed.
+ *
+ * Why not just wait for the old nest word to lose its writer bits? A
+ * writer holds its cb for a few instructions before its reserve sets the
+ * bit, and its commit clears the bit before rb_commit_slow() publishes
+ * through the same cb; in those windows the word says "no writer" while
+ * the CPU is still about to touch the buffer, and an interrupt or a host
+ * that deschedules the vCPU can hold a window open for any time.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
@@ -17,6 +58,8 @@
 #include "kernel/tracing.h"
 
 #define TRACE_PAGES_DEFAULT	64	/* 256 KiB per CPU */
+#define RECONF_WAIT_MS		5000	/* for every CPU to confirm (Q2) */
+#define RECONF_POISON		0x6b	/* what freed buffer memory is filled with */
 
 static const char *const mode_names[] = { "overwrite", "discard", NULL };
 
@@ -36,6 +79,13 @@ int trace_mode;
 static struct rb_cpu_buffer *buffers[MAX_CPUS];
 static void *page_tables[MAX_CPUS];	/* each CPU's array of page pointers */
 static bool recording;
+
+/* Reconfiguration's quiescent points (Q1..Q3 above). */
+static uint64_t trace_epoch;			/* bumped by each Q1 */
+static struct rb_cpu_buffer *leaving[MAX_CPUS];	/* each CPU's old buffer (Q1) */
+static struct {
+	uint64_t epoch;				/* the last epoch the CPU confirmed */
+} __aligned(CACHELINE_SIZE) qs[MAX_CPUS];
 
 void arch_trace_warn(unsigned cpu, const char *why)
 {
@@ -95,31 +145,122 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
 	return true;
 }
 
+/*
+ * Freed buffer memory is filled with RECONF_POISON first, so that a writer
+ * still using it finds its buffer in a state no buffer has (and a test can
+ * see that) rather than a plausible one.
+ */
 static void free_cpu(unsigned c, uint32_t n)
 {
+	void **pages = page_tables[c];
+	void *data;
+
 	if (!buffers[c])
 		return;
+	data = pages[0];	/* the n + 1 data pages are one block */
+	memset(data, RECONF_POISON, (size_t)(n + 1) * PAGE_SIZE);
+	memset(buffers[c], RECONF_POISON, ring_buffer_cpu_size(n));
+	memset(pages, RECONF_POISON, (n + 1) * sizeof(void *));
 	pmm_free((uintptr_t)buffers[c], (ring_buffer_cpu_size(n) + PAGE_SIZE - 1) / PAGE_SIZE);
-	pmm_free((uintptr_t)((void **)page_tables[c])[0], n + 1);
+	pmm_free((uintptr_t)data, n + 1);
 	pmm_free((uintptr_t)page_tables[c], ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE);
 	buffers[c] = NULL;
 	page_tables[c] = NULL;
 }
 
-static void noop(void *arg)
+void tracing_quiescent(void)
 {
-	(void)arg;
+	unsigned c = this_cpu()->cpu;
+	/*Q2*/ uint64_t e = __atomic_load_n(&trace_epoch, __ATOMIC_ACQUIRE);	/* pairs with Q1 */
+	struct rb_cpu_buffer *old;
+
+	if (c >= MAX_CPUS || e == __atomic_load_n(&qs[c].epoch, __ATOMIC_RELAXED))
+		return;
+	if (arch_trace_level() != 0)
+		return;		/* an interrupt cannot vouch for the task it interrupted */
+	old = leaving[c];
+	if (old && (__atomic_load_n(&old->nest, __ATOMIC_RELAXED) &
+		    (RB_NEST_WRITERS | RB_NEST_PUBLISH)))
+		return;		/* called inside a reservation: not a quiescent point */
+	__atomic_store_n(&qs[c].epoch, e, __ATOMIC_RELEASE);	/* pairs with Q3 */
 }
 
-/* After this, no CPU is inside a write: each ran a call with recording off. */
-static void quiesce(void)
+static void confirm_call(void *arg)
 {
+	(void)arg;
+	tracing_quiescent();	/* from the idle loop: task level, between events */
+}
+
+static bool confirmed(unsigned c, uint64_t e)
+{
+	return __atomic_load_n(&qs[c].epoch, __ATOMIC_ACQUIRE) == e;	/*Q3*/
+}
+
+/*
+ * Q1 and the wait for Q2 on every CPU. Returns true once no CPU can touch
+ * its old buffer; false (having named each CPU that did not confirm) if the
+ * old buffers must stay.
+ */
+static bool switch_out(uint32_t wait_ms)
+{
+	unsigned self = this_cpu()->cpu, waiting = 0;
+	bool posted[MAX_CPUS];
+	uint64_t e, t0, lim = (tsc.hz ? tsc.hz : 3000000000ull) / 1000 * wait_ms;
+
+	if (arch_trace_level() != 0 || (buffers[self] && (__atomic_load_n(&buffers[self]->nest,
+			__ATOMIC_RELAXED) & (RB_NEST_WRITERS | RB_NEST_PUBLISH)))) {
+		printk("trace: cpu=%u: reconfiguration called from an interrupt or inside a "
+		       "reservation; refused\n", self);
+		return false;
+	}
+	/*Q1*/
+	for (unsigned c = 0; c < cpu_count; c++) {
+		leaving[c] = buffers[c];
+		if (cpus[c])
+			__atomic_store_n(&cpus[c]->rb, ring_buffer_cpu(NULL, 0), __ATOMIC_RELAXED);
+	}
+	e = trace_epoch + 1;
+	/* Seq_cst: a release for Q2's acquire, and the posts below come after it. */
+	__atomic_store_n(&trace_epoch, e, __ATOMIC_SEQ_CST);
+	/* This CPU needs no confirmation: it is at task level, outside any
+	 * reservation (checked above), and its interrupts have returned. */
+
+	for (unsigned c = 0; c < cpu_count; c++) {
+		posted[c] = false;
+		if (c == self || !cpus[c] || !cpus[c]->online)
+			continue;	/* a CPU that never started runs no writer */
+		/* Idle: the call runs Q2 from the idle loop. Busy: its job must. */
+		posted[c] = smp_call_async(c, confirm_call, NULL);
+		waiting++;
+	}
+	t0 = rdtsc();
+	while (waiting && rdtsc() - t0 < lim) {
+		waiting = 0;
+		for (unsigned c = 0; c < cpu_count; c++)
+			if (c != self && cpus[c] && cpus[c]->online && !confirmed(c, e))
+				waiting++;
+		cpu_relax();	/* under icount, lets the others run */
+	}
+	for (unsigned c = 0; c < cpu_count; c++)
+		if (posted[c])
+			smp_call_wait(c, wait_ms);
+	waiting = 0;
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (c == self || !cpus[c] || !cpus[c]->online || confirmed(c, e))
+			continue;
+		waiting++;
+		printk("trace: cpu=%u did not confirm within %u ms that it left its buffer "
+		       "(busy at task level without tracing_quiescent(), or stuck inside a "
+		       "reservation); reconfiguration refused, buffers kept\n",
+		       c, wait_ms);
+	}
+	if (!waiting)
+		return true;
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			cpus[c]->rb = ring_buffer_cpu(NULL, 0);	/* the placeholder */
-	for (unsigned c = 1; c < cpu_count; c++)
-		if (cpus[c] && cpus[c]->online && smp_call_async(c, noop, NULL))
-			smp_call_wait(c, 5000);
+			__atomic_store_n(&cpus[c]->rb, ring_buffer_cpu(&trace_rb, c),
+					 __ATOMIC_RELEASE);
+	return false;
 }
 
 static bool build(uint32_t n, int mode)
@@ -168,12 +309,27 @@ void tracing_init(void)
 
 bool tracing_reconfigure(uint32_t pages, int mode)
 {
-	uint32_t old = trace_pages;
+	return tracing_reconfigure_within(pages, mode, RECONF_WAIT_MS);
+}
 
-	quiesce();
-	for (unsigned c = 0; c < cpu_count; c++)
-		free_cpu(c, old);
-	return build(pages, mode);
+bool tracing_reconfigure_within(uint32_t pages, int mode, uint32_t wait_ms)
+{
+	static uint32_t busy;	/* one reconfiguration at a time (Q1 owns the epoch) */
+	uint32_t old = trace_pages;
+	bool ok;
+
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
+		printk("trace: cpu=%u: another CPU is reconfiguring; refused\n", this_cpu()->cpu);
+		return false;
+	}
+	ok = switch_out(wait_ms);
+	if (ok) {
+		for (unsigned c = 0; c < cpu_count; c++)
+			free_cpu(c, old);
+		ok = build(pages, mode);
+	}
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	return ok;
 }
 
 void tracing_start(void)
@@ -193,6 +349,22 @@ void tracing_stop(void)
 bool tracing_on(void)
 {
 	return recording;
+}
+
+struct tracing_setup tracing_setup_get(void)
+{
+	return (struct tracing_setup){ trace_pages, trace_mode, recording };
+}
+
+bool tracing_setup_restore(const struct tracing_setup *s)
+{
+	bool ok = tracing_reconfigure(s->pages, s->mode);
+
+	if (s->on)
+		tracing_start();
+	else
+		tracing_stop();
+	return ok;
 }
 
 static void flush_here(void *arg)

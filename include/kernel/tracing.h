@@ -20,11 +20,37 @@ extern int trace_mode;			/* enum rb_mode in use */
 
 /* Allocate and start a buffer for every CPU with an area (after smp_init). */
 void tracing_init(void);
-/* Rebuild every buffer empty with pages/mode; recording on if it was. */
+/*
+ * Rebuild every buffer empty with pages/mode; recording on if it was.  Call
+ * at task level, outside any reservation.  The old buffers are freed only
+ * once every other online CPU has confirmed, from its task context, that it
+ * holds none of them (tracing_quiescent(); an idle CPU does so by itself).
+ * Returns false, with a line naming each CPU that did not confirm within
+ * 5 s, if that did not happen: the old buffers then stay in place.
+ */
 bool tracing_reconfigure(uint32_t pages, int mode);
+/* The same, waiting at most wait_ms for the other CPUs instead of 5 s. */
+bool tracing_reconfigure_within(uint32_t pages, int mode, uint32_t wait_ms);
+/*
+ * A quiescent point for tracing_reconfigure(): task level only, between
+ * events (no reservation of this CPU in flight).  A loop that runs at task
+ * level for long on a CPU while another may reconfigure calls it between
+ * its events; it costs a load and a compare when nothing is pending.
+ */
+void tracing_quiescent(void);
 void tracing_start(void);
 void tracing_stop(void);
 bool tracing_on(void);
+
+/* Buffer size, mode and recording state: what a test changes and puts back. */
+struct tracing_setup {
+	uint32_t pages;		/* trace_pages */
+	int mode;		/* trace_mode */
+	bool on;		/* recording */
+};
+struct tracing_setup tracing_setup_get(void);
+/* Rebuild the buffers as saved (empty) and set recording; false if refused. */
+bool tracing_setup_restore(const struct tracing_setup *s);
 /* Print integrity stops that were recorded in NMI context. */
 void trace_report_stops(void);
 /* End every CPU's tail page so its events can be read (runs on each CPU). */

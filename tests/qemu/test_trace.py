@@ -42,6 +42,37 @@ def test_ring_buffer_stress(qemu, icount, smp):
         assert x["live_pages"] > 0, x
 
 
+# tracing_reconfigure() while every other CPU writes at task level, holding
+# each reservation open: the old buffers must not be freed until each CPU
+# has confirmed it left them (the kernel counts what the writers saw).
+@pytest.mark.parametrize("icount,smp", [(True, 2), (True, 3), (False, 3)],
+                         ids=["icount-smp2", "icount-smp3", "tcg-smp3"])
+def test_reconfigure_under_writers(qemu, icount, smp):
+    r = qemu("run=ktest ktest=tracing_reconfigure_under_writers exit",
+             smp=smp, icount=icount, timeout=180)
+    assert r.rc == 0, r.out
+    assert r.ktap() == {"tracing_reconfigure_under_writers": True}
+    assert r.fields(r"^ktest: reconfigure rounds=")["rounds"] == "100"
+    rows = [dict(re.findall(r"(\w+)=(\d+)", l)) for l in r.all(r"^ktest: reconfigure cpu=")]
+    assert sorted(int(x["cpu"]) for x in rows) == list(range(1, smp))
+    for x in rows:
+        # Switches landed inside reservations, and none of those found its
+        # buffer freed, nor did a reconfiguration return with one open.
+        assert int(x["switched"]) > 0, x
+        assert x["corrupted"] == "0" and x["returned_inside"] == "0", x
+        assert x["buffer_refused"] == "0", x
+    assert not r.has(r"^trace: cpu=\d+ did not confirm")
+
+
+def test_reconfigure_refuses_when_a_cpu_stays_inside(qemu):
+    r = qemu("run=ktest ktest=tracing_reconfigure_refuses_when_stuck exit", smp=2, timeout=60)
+    assert r.rc == 0, r.out
+    assert r.ktap() == {"tracing_reconfigure_refuses_when_stuck": True}
+    assert r.has(r"^trace: cpu=1 did not confirm within 50 ms that it left its buffer "
+                 r"\(busy at task level without tracing_quiescent\(\), or stuck inside a "
+                 r"reservation\); reconfiguration refused, buffers kept$"), r.out
+
+
 def test_trace_options(qemu):
     r = qemu("run=ktest ktest=ring_buffer_refuses_bad_input exit trace.pages=0 trace.pages=abc "
              "trace.mode=fast", smp=2)
