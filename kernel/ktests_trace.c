@@ -47,6 +47,7 @@
 #define STRESS_IRQ_MIN		20	/* IRQ-level events per writer, at least */
 #define STRESS_NMI_MIN		10	/* NMI-level events per writer, at least */
 #define STRESS_LIMIT_MS		20000	/* a writer short of its quota by then fails */
+#define STRESS_YIELD_EVERY	16	/* task-level events between pauses */
 
 struct stress_cpu {
 	uint32_t seq[4];		/* next seq per level, writer side */
@@ -114,8 +115,13 @@ static void stress_writer(void *arg)
 	__atomic_store_n(&stress[this_cpu()->cpu].started, true, __ATOMIC_RELEASE);
 	irq_enable();
 	lapic_timer_periodic(STRESS_TIMER_HZ);
-	while (!__atomic_load_n(&stress_stop, __ATOMIC_ACQUIRE))
+	/* A pause now and then ends this CPU's turn under icount, so that no
+	 * writer can starve the ones after it (see stress_mode()). */
+	for (unsigned n = 1; !__atomic_load_n(&stress_stop, __ATOMIC_ACQUIRE); n++) {
 		stress_write();
+		if (!(n % STRESS_YIELD_EVERY))
+			cpu_relax();
+	}
 	lapic_timer_stop();
 }
 
