@@ -33,6 +33,7 @@
 #include <arch/tsc.h>
 #include "kernel/console.h"
 #include "kernel/ktest.h"
+#include "kernel/pmm.h"
 #include "kernel/tracing.h"
 
 #define STRESS_PAGES		8
@@ -376,4 +377,210 @@ KTEST(ring_buffer_refuses_bad_input)
 	ring_buffer_stats(none, &after);
 	KT_ASSERT(after.refused == before.refused + 1);
 	return NULL;
+}
+
+/*
+ * Discard mode with a reader that never reads (issue 12, defect 1). A
+ * private buffer on the boot CPU is filled, then DS_DROPS more reservations
+ * of the largest payload must all be dropped. Each xadd on the closed tail
+ * page adds its size to the write word's offset; unless it is given back,
+ * the offset grows by RB_MAX_RECORD-ish per drop and after about 2^32 bytes
+ * carries into the generation, and the fast path writes past its page.
+ *
+ * Checked against the test's own counts: every drop answered -RB_EFULL and
+ * counted once; the write word's offset stays within a few records of the
+ * page's capacity throughout; every reservation that succeeds lies inside
+ * the tail page, one of the buffer's pages; and once everything is read, the events
+ * decoded (each payload checked) equal the buffer's entries, read = entries,
+ * nothing is left, and the pages' loss equals the drops.
+ */
+#define DS_PAGES	4
+#define DS_DROPS	200000u
+#define DS_LEN		RB_MAX_PAYLOAD
+
+struct ds_state {
+	struct rb_cpu_buffer *cb;
+	uint32_t next_seq;	/* seq of the next event stored */
+	uint32_t decoded;	/* events read back, payload checked */
+	uint64_t lost;		/* the pages' lost counts, summed */
+	const char *bad;	/* the first thing found wrong */
+};
+
+/*
+ * [p, p + DS_LEN) lies in the data area of one of the buffer's pages, and
+ * that page is the tail page: the data pages are one block, so a record
+ * run past its page's end would still lie "in a page" (the next one).
+ */
+static bool ds_inside_pages(const struct rb_cpu_buffer *cb, const uint8_t *p)
+{
+	const uint8_t *tail = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
+
+	for (uint32_t i = 0; i <= cb->nr_slots; i++) {
+		const uint8_t *pg = cb->pages[i];
+		if (p >= pg + RB_PAGE_HEADER_SIZE && p + DS_LEN <= pg + cb->page_size)
+			return pg == tail;
+	}
+	return false;
+}
+
+/* Reserve once; on success fill, check the pointer, commit. */
+static int ds_write(struct ds_state *ds)
+{
+	uint32_t *p;
+	int err = ring_buffer_reserve(ds->cb, DS_LEN, (void **)&p);
+
+	if (err)
+		return err;
+	if (!ds_inside_pages(ds->cb, (const uint8_t *)p)) {
+		if (!ds->bad)
+			ds->bad = "a reservation lies outside the buffer's pages";
+		ring_buffer_commit(ds->cb);	/* its bit; the space is not ours */
+		return 0;
+	}
+	p[0] = trace_ent_word(TEV_STRESS, 3);
+	p[1] = ds->next_seq;
+	p[2] = mix(0, 0, ds->next_seq);
+	p[DS_LEN / 4 - 1] = ~ds->next_seq;
+	ds->next_seq++;
+	ring_buffer_commit(ds->cb);
+	return 0;
+}
+
+/* Take every complete page (flushing the tail), decoding and checking. */
+static void ds_read_all(struct ds_state *ds)
+{
+	for (int round = 0; round < 4; round++) {
+		struct rb_read rd;
+		while (ring_buffer_read_page(ds->cb, &rd) == 1) {
+			struct rb_page_iter it;
+			struct rb_event ev;
+			int r;
+			ds->lost += rd.lost_overrun + rd.lost_dropped;
+			if (rb_page_iter_init(&it, rd.page, rd.page_size) != RB_ITER_END)
+				ds->bad = ds->bad ? ds->bad : "malformed page header";
+			while ((r = rb_page_iter_next(&it, &ev)) == RB_ITER_EVENT) {
+				const uint32_t *q = (const uint32_t *)ev.data;
+				uint32_t want = ds->decoded;
+				if (ev.len != DS_LEN || q[1] != want || q[2] != mix(0, 0, want) ||
+				    q[DS_LEN / 4 - 1] != ~want)
+					ds->bad = ds->bad ? ds->bad : "an event read back is not the one written";
+				ds->decoded++;
+			}
+			if (r == RB_ITER_ERROR)
+				ds->bad = ds->bad ? ds->bad : "malformed records";
+		}
+		ring_buffer_flush(ds->cb);	/* discard mode: may need room first */
+	}
+}
+
+KTEST(ring_buffer_discard_stalled)
+{
+	uint64_t meta = (ring_buffer_cpu_size(DS_PAGES) + PAGE_SIZE - 1) / PAGE_SIZE;
+	uint64_t cb_phys = pmm_alloc(meta, 1), data_phys = pmm_alloc(DS_PAGES + 1, 1);
+	struct rb_cpu_config cfg = { .cpu = this_cpu()->cpu, .nr_pages = DS_PAGES,
+				     .page_size = RB_PAGE_SIZE_DEFAULT, .mode = RB_MODE_DISCARD };
+	struct ds_state ds = { 0 };
+	void *pages[DS_PAGES + 1];
+	struct rb_stats before, after;
+	uint32_t stored = 0, fill_full = 0, other = 0, max_off = 0, later = 0;
+	uint32_t off_limit;
+	const char *why = NULL;
+
+	if (!cb_phys || !data_phys) {
+		if (cb_phys) pmm_free(cb_phys, meta);
+		if (data_phys) pmm_free(data_phys, DS_PAGES + 1);
+		return "no memory for the test's buffer";
+	}
+	for (unsigned i = 0; i <= DS_PAGES; i++)
+		pages[i] = (void *)(uintptr_t)(data_phys + i * PAGE_SIZE);
+	ds.cb = (struct rb_cpu_buffer *)(uintptr_t)cb_phys;
+	if (ring_buffer_cpu_init(ds.cb, meta * PAGE_SIZE, &cfg, pages)) {
+		why = "could not initialise the test's buffer";
+		goto out;
+	}
+	off_limit = ds.cb->cap + 8 * RB_MAX_RECORD;
+
+	/* Fill: store until the first drop (bounded: the ring holds far fewer). */
+	for (unsigned i = 0; i < 4 * (DS_PAGES + 1) * RB_PAGE_SIZE_DEFAULT / DS_LEN; i++) {
+		int err = ds_write(&ds);
+		if (err == -RB_EFULL) {
+			fill_full = 1;
+			break;
+		}
+		if (err) {
+			why = "a reservation failed other than full while filling";
+			goto out;
+		}
+		stored++;
+	}
+	if (!fill_full) {
+		why = "the ring never filled";
+		goto out;
+	}
+
+	/* The stalled reader: every further reservation must be dropped. */
+	ring_buffer_stats(ds.cb, &before);
+	for (uint32_t i = 0; i < DS_DROPS; i++) {
+		int err = ds_write(&ds);
+		uint32_t off = rb_off(__atomic_load_n(&ds.cb->write, __ATOMIC_RELAXED));
+		if (err != -RB_EFULL)
+			other++;
+		if (off > max_off)
+			max_off = off;
+	}
+	ring_buffer_stats(ds.cb, &after);
+	printk("ktest: discard_stalled stored=%u drops=%u not_full=%u dropped=%llu "
+	       "max_offset=%u cap=%u limit=%u\n", stored, DS_DROPS, other,
+	       (unsigned long long)(after.dropped - before.dropped), max_off, ds.cb->cap,
+	       off_limit);
+	if (other) {
+		why = "a reservation on the full ring did not answer -RB_EFULL";
+		goto out;
+	}
+	if (after.dropped - before.dropped != DS_DROPS) {
+		why = "dropped did not rise by exactly the reservations attempted";
+		goto out;
+	}
+	if (after.entries != before.entries || after.written != before.written + DS_DROPS) {
+		why = "a dropped reservation changed entries, or written missed some";
+		goto out;
+	}
+	if (max_off > off_limit) {
+		why = "the full page's write offset kept growing with the drops";
+		goto out;
+	}
+
+	/* Read everything; then the freed room takes new events, in the pages. */
+	ds_read_all(&ds);
+	for (unsigned i = 0; i < 4 * (DS_PAGES + 1) * RB_PAGE_SIZE_DEFAULT / DS_LEN; i++) {
+		int err = ds_write(&ds);
+		if (err == -RB_EFULL)
+			break;
+		if (err) {
+			why = "a reservation failed other than full after the read";
+			goto out;
+		}
+		later++;
+	}
+	ds_read_all(&ds);
+	ring_buffer_stats(ds.cb, &after);
+	printk("ktest: discard_stalled later=%u decoded=%u entries=%llu read=%llu in_buffer=%llu "
+	       "dropped=%llu lost=%llu overrun=%llu\n", later, ds.decoded,
+	       (unsigned long long)after.entries, (unsigned long long)after.read,
+	       (unsigned long long)after.in_buffer, (unsigned long long)after.dropped,
+	       (unsigned long long)ds.lost, (unsigned long long)after.overrun);
+	if (ds.bad)
+		why = ds.bad;
+	else if (!later)
+		why = "no reservation succeeded after the read";
+	else if (ds.decoded != stored + later || after.entries != ds.decoded)
+		why = "the events decoded differ from those stored, or from entries";
+	else if (after.read != after.entries || after.in_buffer || after.overrun)
+		why = "read, in_buffer or overrun do not account for every event";
+	else if (after.dropped != fill_full + DS_DROPS + 1 || ds.lost != after.dropped)
+		why = "the drops counted, or the pages' loss, differ from the drops made";
+out:
+	pmm_free(cb_phys, meta);
+	pmm_free(data_phys, DS_PAGES + 1);
+	return why;
 }

@@ -73,6 +73,24 @@ def test_reconfigure_refuses_when_a_cpu_stays_inside(qemu):
                  r"reservation\); reconfiguration refused, buffers kept$"), r.out
 
 
+# Discard mode, a reader that never reads: 200,000 reservations on the full
+# ring must all be dropped and counted, without the closed page's write
+# offset growing with them (issue 12, defect 1); then everything reads back.
+def test_ring_buffer_discard_stalled(qemu):
+    r = qemu("run=ktest ktest=ring_buffer_discard_stalled exit", smp=1, timeout=60)
+    assert r.ktap() == {"ring_buffer_discard_stalled": True}, r.out
+    assert r.rc == 0, r.out
+    f = {k: int(v) for k, v in r.fields(r"^ktest: discard_stalled stored=").items()}
+    assert f["drops"] == 200000 and f["dropped"] == f["drops"] and f["not_full"] == 0, f
+    assert f["max_offset"] <= f["limit"] == f["cap"] + 8 * (12 + 8 + 1024), f
+    g = {k: int(v) for k, v in r.fields(r"^ktest: discard_stalled later=").items()}
+    assert g["later"] > 0 and g["decoded"] == f["stored"] + g["later"] == g["entries"], g
+    assert g["read"] == g["entries"] and g["in_buffer"] == 0 and g["overrun"] == 0, g
+    # Drops: the one that found the ring full, the 200,000, the one that ended
+    # the second fill; the pages' loss reports each of them.
+    assert g["dropped"] == f["drops"] + 2 == g["lost"], g
+
+
 def test_trace_options(qemu):
     r = qemu("run=ktest ktest=ring_buffer_refuses_bad_input exit trace.pages=0 trace.pages=abc "
              "trace.mode=fast", smp=2)
