@@ -169,7 +169,7 @@ struct dump_stats {
 	uint64_t refused;	/* calls refused */
 	uint64_t recursion;	/* ... of refused: recursion or nesting */
 	uint64_t voided;	/* reservations voided and retried */
-	uint64_t clock_backwards; /* stamps clamped to their page base */
+	uint64_t clock_backwards; /* clock steps back: clamped at write, or found by the reader */
 	uint64_t claim_raced;	/* writer's claims that lost to the reader */
 	uint64_t read_raced;	/* reader's takes that lost to the writer */
 	char stop_reason[DUMP_STOP_REASON_MAX]; /* NUL-terminated, "" if none */

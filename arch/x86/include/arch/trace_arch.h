@@ -47,16 +47,22 @@
 long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
 #endif
 
-/* The stamp instruction: the clock's two halves. */
+/*
+ * The stamp instruction: the clock's two halves.  The "memory" clobber is
+ * the compiler barrier the timestamp proof needs (docs/ring-buffer.md,
+ * section 4): the write word's load at /A/ stays before the stamp at /B/,
+ * and the xadd at /C/ after it, whatever the compiler schedules.  The CPU
+ * keeps that order on its own for this CPU's interrupts (they are precise).
+ */
 static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
 {
 #if TRACE_STAMP == 1
 	uint32_t aux;
-	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux));
+	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
 #elif TRACE_STAMP == 2
 	__asm__ __volatile__("lfence; rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
 #else
-	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi));
+	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
 #endif
 }
 

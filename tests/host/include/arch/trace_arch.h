@@ -14,7 +14,9 @@
  *	Successive reads on one CPU must never decrease *in program order*,
  *	including across interrupt entry and exit.  If the CPU may execute the
  *	read ahead of earlier instructions, the hook must order it (lfence;
- *	rdtsc or rdtscp).  No conversion: readers normalise.
+ *	rdtsc or rdtscp).  It is also a compiler barrier: no load or store
+ *	moves across it (the timestamp proof needs the write word's load
+ *	before the stamp).  No conversion: readers normalise.
  *
  *   bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
  *	arch_read_cycles() - *base: if that is below 2^32 (as an unsigned
@@ -72,7 +74,9 @@
  *   - Test injection (host only, never in the kernel): host_hook_clock runs
  *     at the end of arch_read_cycles (after the value is taken) and
  *     host_hook_xadd right after the xadd, to place an "interrupt" at
- *     exactly those points.
+ *     exactly those points; host_hook_step runs at arch_rb_step(), right
+ *     after each labelled step of the ring buffer (enum rb_step), where a
+ *     test places an interrupt or a reader on another CPU.
  */
 #ifndef ARCH_TRACE_ARCH_H
 #define ARCH_TRACE_ARCH_H
@@ -93,6 +97,7 @@ extern uint64_t host_fake_now;			/* fake clock value */
 extern uint64_t host_fake_step;			/* added to host_fake_now per read */
 extern void (*host_hook_clock)(void);		/* injected after a clock read */
 extern void (*host_hook_xadd)(void);		/* injected after a local xadd */
+extern void (*host_hook_step)(int step);	/* injected after a labelled step */
 extern const char *host_warn_last;		/* last integrity-stop reason */
 extern unsigned host_warn_count;		/* integrity stops reported */
 extern int host_warn_quiet;			/* do not print reasons */
@@ -105,6 +110,7 @@ uint64_t host_fake_now;
 uint64_t host_fake_step;
 void (*host_hook_clock)(void);
 void (*host_hook_xadd)(void);
+void (*host_hook_step)(int step);
 const char *host_warn_last;
 unsigned host_warn_count;
 int host_warn_quiet;
@@ -124,6 +130,16 @@ static inline void host_run_hook(void (**hook)(void))
 	if (fn)
 		fn();
 }
+
+/* The ring buffer's step hook (enum rb_step in <trace/ring_buffer.h>). */
+static inline void host_run_step(int step)
+{
+	void (*fn)(int) = host_hook_step;
+
+	if (fn)
+		fn(step);
+}
+#define arch_rb_step(step)	host_run_step((int)(step))
 #endif
 
 static inline uint64_t host_clock_now(void)
