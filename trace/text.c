@@ -252,6 +252,9 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 				 (unsigned long long)st->read, (unsigned long long)st->lost);
 		else
 			line_add(&l, " stats=missing");
+		if (st && st->clock_backwards)
+			line_add(&l, " clock_backwards=%llu",
+				 (unsigned long long)st->clock_backwards);
 		line_add(&l, "%s", clock_notes[c->clock_state <= TRACE_CLOCK_MISSING ?
 					       c->clock_state : TRACE_CLOCK_MISSING]);
 		if (st && st->state == DUMP_STATE_STOPPED)
