@@ -82,10 +82,28 @@ $(BUILD)/%.o: %.c Makefile
 	$(call quiet,CC,$@)
 	$(Q)$(CC) $(KCFLAGS) $(KCFLAGS_EXTRA) -c $< -o $@
 
-$(BUILD)/tools/psf2c: tools/psf2c.c Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror $< -o $@
+# Host programs are built per object, as the kernel is, so that each
+# object's -MMD file lists that source's headers and a changed header
+# rebuilds everything that includes it (one gcc command over many sources
+# would keep only the last source's list).  Each program has an object
+# directory of its own, because programs compile shared sources with
+# different flags.  host_prog: $(1) program, $(2) object directory,
+# $(3) sources, $(4) compiler and flags (compile and link), $(5) link-only
+# arguments, $(6) more prerequisites of the link.
+host_objs = $(patsubst %.c,$(2)/%.o,$(3))
+define host_prog
+$(1): $(call host_objs,,$(2),$(3)) $(6) Makefile
+	@mkdir -p $$(@D)
+	$$(call quiet,LINK,$$@)
+	$$(Q)$(4) $(call host_objs,,$(2),$(3)) -o $$@ $(5)
+$(call host_objs,,$(2),$(3)): $(2)/%.o: %.c Makefile
+	@mkdir -p $$(@D)
+	$$(call quiet,HOSTCC,$$@)
+	$$(Q)$(4) -MMD -MP -c $$< -o $$@
+endef
+
+$(eval $(call host_prog,$(BUILD)/tools/psf2c,$(BUILD)/obj/psf2c,tools/psf2c.c,\
+	$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror))
 $(BUILD)/gen/font.c: $(wildcard $(FONT)) $(BUILD)/tools/psf2c
 	@mkdir -p $(@D)
 	@test -f "$(FONT)" || { echo "font: $(FONT) is missing: it comes with the Debian" \
@@ -171,45 +189,46 @@ run: deps
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c trace/dump_read.c trace/dump_scan.c \
 	trace/text.c trace/crc32.c trace/clock.c kernel/kprintf.c
 tools: $(BUILD)/tools/baretrace-decode
-$(BUILD)/tools/baretrace-decode: $(DECODE_SRCS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -MMD -MP $(DECODE_SRCS) -o $@
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
+	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture
 	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage)"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
 
 # ---- tests ------------------------------------------------------------------
+override HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -Iinclude -Itests/host/include
+override TSAN_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
+	-fsanitize=thread -Iinclude -Itests/host/include
+
 HOST_TESTS :=
 TSAN_TESTS :=
 include $(sort $(wildcard tests/host/*.mk))
 
-override HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
-	-fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -Iinclude -Itests/host/include -MMD -MP
-override TSAN_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
-	-fsanitize=thread -Iinclude -Itests/host/include -MMD -MP
 
-define host_test
-$(BUILD)/host/$(1): $$($(1)_SRCS) Makefile
-	@mkdir -p $$(@D)
-	$$(call quiet,HOSTCC,$$@)
-	$$(Q)$$(HOSTCC) $$(HOST_CFLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
-endef
-define tsan_test
-$(BUILD)/host/$(1).tsan: $$($(1)_SRCS) Makefile
-	@mkdir -p $$(@D)
-	$$(call quiet,HOSTCC,$$@)
-	$$(Q)$$(HOSTCC) $$(TSAN_CFLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
-endef
-$(foreach t,$(HOST_TESTS),$(eval $(call host_test,$(t))))
-$(foreach t,$(TSAN_TESTS),$(eval $(call tsan_test,$(t))))
+$(foreach t,$(HOST_TESTS),$(eval $(call host_prog,$(BUILD)/host/$(t),$(BUILD)/obj/$(t),\
+	$($(t)_SRCS),$(HOSTCC) $(HOST_CFLAGS) $($(t)_CFLAGS),-lcmocka $($(t)_LIBS),$($(t)_DEPS))))
+$(foreach t,$(TSAN_TESTS),$(eval $(call host_prog,$(BUILD)/host/$(t).tsan,$(BUILD)/obj/$(t).tsan,\
+	$($(t)_SRCS),$(HOSTCC) $(TSAN_CFLAGS) $($(t)_CFLAGS),-lcmocka $($(t)_LIBS))))
 
 test-host: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
 	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
 	@$(MAKE) test-tsan
 	@$(MAKE) test-tools
 	@$(MAKE) fuzz
+	@$(MAKE) check-deps
+
+# A changed header must make every host program that includes it out of
+# date (scripts/check-deps.sh touches each and asks make -q, then puts
+# the header's time back, so nothing is rebuilt).
+.PHONY: check-deps
+CHECK_DEPS_PROGS := $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture \
+	$(BUILD)/fuzz/fuzz_dump $(addprefix $(BUILD)/host/,$(HOST_TESTS)) \
+	$(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
+check-deps: $(CHECK_DEPS_PROGS)
+	@echo "== build: a changed header rebuilds every host program that includes it"
+	$(Q)scripts/check-deps.sh $(BUILD)
 
 test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 	@$(foreach t,$(TSAN_TESTS),echo "== host (ThreadSanitizer): $(t)" && \
@@ -222,11 +241,9 @@ CLANG ?= clang
 FUZZ_TIME ?= 30
 FUZZ_SRCS := tests/host/fuzz_dump.c trace/dump_read.c trace/dump_scan.c trace/text.c \
 	trace/crc32.c trace/clock.c kernel/kprintf.c
-$(BUILD)/fuzz/fuzz_dump: $(FUZZ_SRCS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)$(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -Iinclude -MMD -MP $(FUZZ_SRCS) -o $@
+FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Iinclude
+$(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SRCS),$(FUZZ_CC)))
 fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds
@@ -259,8 +276,6 @@ BENCH_HOST_SRCS := bench/host/bench_main.c bench/host/bench_peers.c \
 	bench/host/peer_baretrace.c bench/host/peer_floor.c \
 	trace/ring_buffer.c trace/ring_reader.c
 BENCH_HOST_LTTNG_SRCS := bench/host/bench_main.c bench/host/peer_lttng.c bench/host/lttng_tp.c
-BENCH_HOST_HDRS := $(wildcard bench/host/*.h bench/host/include/arch/*.h include/trace/*.h \
-	include/baretrace/*.h tests/host/include/arch/*.h arch/x86/include/arch/local_ops.h)
 override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-DHOST_TRACE_NO_HOOKS -Ibench/host/include -Iinclude -Itests/host/include -Ibench/host
 
@@ -276,14 +291,10 @@ bench-kernel: deps
 bench-host:
 	@scripts/bench-host.sh
 
-$(BUILD)/bench/bench-host: $(BENCH_HOST_SRCS) $(BENCH_HOST_HDRS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) $(BENCH_HOST_CFLAGS) $(BENCH_HOST_SRCS) -o $@
-$(BUILD)/bench/bench-host-lttng: $(BENCH_HOST_LTTNG_SRCS) $(BENCH_HOST_HDRS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) $(BENCH_HOST_CFLAGS) $(BENCH_HOST_LTTNG_SRCS) -o $@ -llttng-ust -ldl
+$(eval $(call host_prog,$(BUILD)/bench/bench-host,$(BUILD)/obj/bench-host,\
+	$(BENCH_HOST_SRCS),$(HOSTCC) $(BENCH_HOST_CFLAGS)))
+$(eval $(call host_prog,$(BUILD)/bench/bench-host-lttng,$(BUILD)/obj/bench-host-lttng,\
+	$(BENCH_HOST_LTTNG_SRCS),$(HOSTCC) $(BENCH_HOST_CFLAGS),-llttng-ust -ldl))
 
 help:
 	@echo "make            build build/kernel.elf"

@@ -11,10 +11,8 @@ test_dump_damage_SRCS := tests/host/test_dump_damage.c $(DUMP_SIM_SRCS)
 
 # The capture generator of the tool tests and the fuzzer's seeds.
 MKCAPTURE_SRCS := tests/tools/mkcapture.c $(DUMP_SIM_SRCS)
-$(BUILD)/tools/mkcapture: $(MKCAPTURE_SRCS) Makefile tests/host/dump.mk
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) $(HOST_CFLAGS) -Itests/host $(MKCAPTURE_SRCS) -o $@
+$(eval $(call host_prog,$(BUILD)/tools/mkcapture,$(BUILD)/obj/mkcapture,$(MKCAPTURE_SRCS),\
+	$(HOSTCC) $(HOST_CFLAGS) -Itests/host))
 
 # The generic dump code must also build as kernel code (freestanding, no
 # SSE, the kernel's <arch/trace_arch.h>), even before the kernel links it.
@@ -26,4 +24,4 @@ $(BUILD)/host/kcheck/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,KCC,$@)
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
-$(BUILD)/host/test_dump: $(DUMP_KCHECK_OBJS)
+test_dump_DEPS := $(DUMP_KCHECK_OBJS)
