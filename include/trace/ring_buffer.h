@@ -102,6 +102,59 @@
  *       flush's cap + 1) are ever in it.  So offset + rec never wraps 32
  *       bits and never carries into gen.
  *
+ * HOOKS: what <arch/trace_arch.h> must provide.  The kernel's is in
+ * arch/x86/include/arch/, the host tests' shim in tests/host/include/arch/.
+ * Every hook may be called in any context, including NMI, and must not
+ * call back into the ring buffer.  Besides these, arch_rb_step() (below)
+ * may be defined by a test shim.
+ *
+ *   uint64_t arch_read_cycles(void)
+ *	The raw trace clock of the calling CPU (TSC cycles in the kernel).
+ *	Successive reads on one CPU must never decrease *in program order*,
+ *	including across interrupt entry and exit.  If the CPU may execute the
+ *	read ahead of earlier instructions, the hook must order it (lfence;
+ *	rdtsc or rdtscp).  It is also a compiler barrier: no load or store
+ *	moves across it (the timestamp proof needs the write word's load
+ *	before the stamp).  No conversion: readers normalise.
+ *
+ *   bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+ *	arch_read_cycles() - *base: if that is below 2^32 (as an unsigned
+ *	64-bit difference), true with it in *delta; else false.  *base may be
+ *	read before or after the clock, and need not be read atomically: the
+ *	writer rejects a stamp taken across a change of *base by itself.
+ *
+ *   uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+ *	*p += v, returning the old value, as ONE instruction that cannot be
+ *	split by an interrupt on this CPU.  Only this CPU ever writes *p, so no
+ *	bus lock is needed: on x86, xadd without the LOCK prefix.
+ *
+ *   uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+ *	If *p == old then *p = new; returns the previous *p.  Atomic against
+ *	interrupts on this CPU only: on x86, cmpxchg without LOCK.
+ *
+ *   void arch_local_add32(uint32_t *p, uint32_t v)
+ *   void arch_local_or32(uint32_t *p, uint32_t v)
+ *   void arch_local_and32(uint32_t *p, uint32_t v)
+ *	*p += v, |= v, &= v as one interrupt-atomic instruction (x86: addl,
+ *	orl, andl without LOCK).
+ *
+ *   bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
+ *	*p -= v as one interrupt-atomic instruction; true iff *p is now 0.
+ *
+ *   uint32_t arch_trace_level_bit(void)
+ *	1 << L, where L is the context the caller runs in, 0 .. RB_NEST_MAX - 1,
+ *	such that a context can only be interrupted by one of a strictly higher
+ *	level: 0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI; 0 if there is
+ *	no valid level.  The ring buffer's recursion guard uses it; a wrong
+ *	answer is refused, not trusted.  The fast path reads it twice per
+ *	event, so an arch keeps it ready (the kernel per CPU, beside the level
+ *	itself) rather than shifting a level each time.
+ *
+ *   void arch_trace_warn(unsigned cpu, const char *why)
+ *	Report that recording on cpu was stopped because an invariant broke.
+ *	Called at most once per stop, possibly from NMI: it may only record or
+ *	print through a path that is safe there.  It must return.
+ *
  * INTERLEAVING POINTS of a reservation, referred to as /x/ below:
  *   A load the write word   B read the clock   C xadd   D check the word
  *   E fill the header       F release the nest bit, and in the same

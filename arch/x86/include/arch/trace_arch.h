@@ -1,7 +1,8 @@
 /*
- * Architecture hooks of the trace ring buffer: the kernel's x86-64 side.
- * The contract is written out in the host shim (tests/host/include/arch/
- * trace_arch.h); in short:
+ * <arch/trace_arch.h>, the kernel's: the trace ring buffer's architecture
+ * hooks on x86-64, for every kernel object (-Iarch/x86/include).  Host
+ * tests get tests/host/include/arch/trace_arch.h by their -I order instead.
+ * The contract is written out in <trace/ring_buffer.h>; in short:
  *
  *   arch_read_cycles()   raw TSC (rdtsc): the event stamp, nothing else
  *   arch_cycles_since()  the same stamp as a difference from a base in
