@@ -55,7 +55,8 @@ override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
-# The benchmark's write loop, once per stamp variant (kernel/bench_writer.c).
+# The benchmark's write loop, once per stamp variant (kernel/bench_writer.c),
+# each with the stamp hooks of kernel/bench_stamp/arch/trace_arch.h.
 BENCH_VARIANTS := rdtsc rdtscp lfence convert
 bench_flags_rdtsc := -DTRACE_STAMP=0 -DBENCH_NULL_LOOP=1
 bench_flags_rdtscp := -DTRACE_STAMP=1
@@ -135,7 +136,7 @@ $(BUILD)/%.o: %.asm Makefile
 $(BUILD)/kernel/bench_writer_%.o: kernel/bench_writer.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)
-	$(Q)$(CC) $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
+	$(Q)$(CC) -Ikernel/bench_stamp $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
 
 # The AP trampoline is flat code for a fixed low address, carried as a blob.
 $(BUILD)/boot/trampoline.bin: boot/trampoline.asm Makefile
