@@ -187,8 +187,11 @@ run: deps
 # compiled for the host. `make test-tools` checks it (and its CTF output,
 # with babeltrace2) on captures that tests/tools/mkcapture makes.
 .PHONY: tools test-tools
-DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c trace/dump_read.c trace/dump_scan.c \
-	trace/text.c trace/crc32.c trace/clock.c kernel/kprintf.c
+# The dump reader and text formatter, the one list every host program that
+# reads dumps builds from (the decoder, the fuzzer, the dump tests).
+DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/crc32.c \
+	trace/clock.c kernel/kprintf.c
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
 	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
@@ -240,8 +243,7 @@ test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 .PHONY: fuzz
 CLANG ?= clang
 FUZZ_TIME ?= 30
-FUZZ_SRCS := tests/host/fuzz_dump.c trace/dump_read.c trace/dump_scan.c trace/text.c \
-	trace/crc32.c trace/clock.c kernel/kprintf.c
+FUZZ_SRCS := tests/host/fuzz_dump.c $(DUMP_READ_SRCS)
 FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude
 $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SRCS),$(FUZZ_CC)))
