@@ -418,8 +418,11 @@ void ring_buffer_stats(const struct rb_cpu_buffer *cb, struct rb_stats *st);
  * every drop counted before the call is on a readable page, once the
  * outermost writer on this CPU has committed (at once if the caller is not
  * inside a reservation).  Does nothing if that already holds.  Returns 0;
- * -RB_EFULL when no page is free (discard mode, or the ring full of
- * uncommitted data): read, then flush again; -RB_EBUSY from an interrupt
+ * -RB_EFULL when no page is free: discard mode with the ring unread, the
+ * ring full of uncommitted data, or, in overwrite mode, a next page that is
+ * complete but not yet published (a 2-page ring whose other page this very
+ * flush closed; a drop by an interrupt during the flush's own switch that
+ * needs one more page to carry it): read, then flush again; -RB_EBUSY from an interrupt
  * that landed inside a page switch; -RB_EAGAIN if interrupts kept
  * switching; or a refusal (-RB_ENOBUF, -RB_ESTOPPED, -RB_ERECURSION).
  */
