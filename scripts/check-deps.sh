@@ -17,6 +17,8 @@ checks=(
 	"tests/host/include/arch/trace_arch.h: $B/host/test_ring $B/host/test_ring_stress $B/host/test_ring_stress.tsan $B/host/test_dump"
 	"include/trace/clock.h: $B/tools/baretrace-decode $B/host/test_clock $B/host/test_dump"
 	"include/kernel/cmdline.h: $B/host/test_cmdline"
+	"arch/x86/include/arch/local_ops.h: $B/host/test_ring $B/host/test_ring_stress $B/host/test_ring_inject"
+	"include/kernel/kprintf.h: $B/tools/baretrace-decode $B/host/test_kprintf $B/host/test_cmdline"
 )
 
 ref=$(mktemp)
