@@ -216,7 +216,7 @@ int cmdline_parse(const char *line, void (*report)(const char *msg))
 		const struct cmdline_opt *o = find(tok);
 		if (!o) {
 			ksnprintf(msg, sizeof(msg), "cmdline: unknown option '%s'; "
-				  "ignored (the README lists the options)", tok);
+				  "ignored (docs/options.md lists the options)", tok);
 			report(msg);
 			problems++;
 			continue;
