@@ -196,7 +196,7 @@ tools: $(BUILD)/tools/baretrace-decode
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
 	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture
-	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage)"
+	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage); make usb"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
 
 # ---- tests ------------------------------------------------------------------
@@ -216,8 +216,11 @@ $(foreach t,$(HOST_TESTS),$(eval $(call host_prog,$(BUILD)/host/$(t),$(BUILD)/ob
 $(foreach t,$(TSAN_TESTS),$(eval $(call host_prog,$(BUILD)/host/$(t).tsan,$(BUILD)/obj/$(t).tsan,\
 	$($(t)_SRCS),$(HOSTCC) $(TSAN_CFLAGS) $($(t)_CFLAGS),-lcmocka $($(t)_LIBS))))
 
-test-host: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
-	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
+# Host tests: the unit tests under ASan/UBSan, the ring buffer and clock
+# latch under TSan, the decoder (and make usb) end to end, a fuzz run, and
+# the build's own header tracking.
+.PHONY: test-unit
+test-host: test-unit
 	@$(MAKE) test-tsan
 	@$(MAKE) test-tools
 	@$(MAKE) fuzz
@@ -233,6 +236,9 @@ CHECK_DEPS_PROGS := $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture \
 check-deps: $(CHECK_DEPS_PROGS)
 	@echo "== build: a changed header rebuilds every host program that includes it"
 	$(Q)scripts/check-deps.sh $(BUILD)
+
+test-unit: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
+	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
 
 test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 	@$(foreach t,$(TSAN_TESTS),echo "== host (ThreadSanitizer): $(t)" && \
@@ -304,7 +310,7 @@ help:
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
 	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
 	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
-	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
+	@echo "make test       everything: make test-host (test-unit, test-tsan, test-tools, fuzz, check-deps), make test-qemu"
 	@echo "make deps-qemu10   fetch QEMU 10 (bookworm-backports) into build/qemu10/ for the x2APIC tests"
 	@echo "make tools      build build/tools/baretrace-decode (serial-capture decoder)"
 	@echo "make fuzz       fuzz the dump decoder for FUZZ_TIME=$(FUZZ_TIME) s"
