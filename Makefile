@@ -293,6 +293,7 @@ override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 .PHONY: bench bench-kernel
 bench: bench-kernel bench-host
 bench-kernel: deps
+	@scripts/deps.sh gnuplot-nox	# the plots
 	@$(MAKE) kernel
 	$(PYTHON) scripts/bench-kernel.py
 

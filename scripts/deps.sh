@@ -1,11 +1,13 @@
 #!/bin/bash
 # Install the Debian packages that `make run` and `make test` need, if any
 # are missing: with apt-get when running as root, else print the command.
+# Arguments name more packages wanted by one target (scripts/deps.sh PKG...).
 set -euo pipefail
 pkgs=(gcc make binutils nasm qemu-system-x86 ovmf grub-common grub-pc-bin
       grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
       console-setup-linux	# console-setup-linux: the framebuffer console's font
-      clang libclang-rt-14-dev babeltrace2)	# make fuzz (libFuzzer); CTF output test
+      clang libclang-rt-14-dev babeltrace2	# make fuzz (libFuzzer); CTF output test
+      "$@")	# more for one target: make bench-kernel asks for gnuplot-nox
 . "$(dirname "$0")/debian-pkgs.sh"
 read -r -a missing <<< "$(missing_pkgs "${pkgs[@]}")"
 [ ${#missing[@]} -eq 0 ] && exit 0
