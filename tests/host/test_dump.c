@@ -346,39 +346,6 @@ static void test_roundtrip(void **state)
 	sim_free(&s);
 }
 
-/* A CPU the kernel had no conversion for: all-zero CLOCK, times 0, no damage. */
-static void test_no_conversion(void **state)
-{
-	struct sim s;
-	struct sim_cfg cfg = big_cfg;
-	struct membuf cap = { 0 }, direct = { 0 }, decoded = { 0 }, rep = { 0 };
-	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
-	struct dump_result r;
-	void *arena = NULL;
-
-	(void)state;
-	cfg.events = 1500;
-	sim_run(&s, &cfg);
-	memset(&s.cpu[3].clock.conv, 0, sizeof(s.cpu[3].clock.conv));
-	s.cpu[3].clock.flags = 0;
-	sim_capture(&s, 9, &cap);
-	assert_int_equal(sim_text(&s, &o, &direct, NULL), 0);
-	assert_int_equal(sim_decode(&cap, -1, &r, &arena, &decoded, &rep, NULL, NULL), DUMP_READ_OK);
-	assert_int_equal(rep.len, 0);
-	assert_int_equal(r.cpus[3].clock_state, TRACE_CLOCK_MISSING);
-	assert_int_equal(decoded.len, direct.len);
-	assert_memory_equal(decoded.p, direct.p, direct.len);
-	assert_int_equal(count_lines(&direct, " clock=missing", false), 2);
-	assert_true(count_lines(&direct, "[003] ", false) ==
-		    count_lines(&direct, "U     0.000000000: ", false));
-	free(arena);
-	membuf_free(&cap);
-	membuf_free(&direct);
-	membuf_free(&decoded);
-	membuf_free(&rep);
-	sim_free(&s);
-}
-
 /* Keep only event lines (no header, no markers). */
 static void event_lines(const struct membuf *t, struct membuf *out)
 {
@@ -561,7 +528,6 @@ int main(void)
 		cmocka_unit_test(test_text_exact),
 		cmocka_unit_test(test_text_parse_arg),
 		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_no_conversion),
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_two_dumps),
 		cmocka_unit_test(test_sizes),

@@ -10,7 +10,9 @@
  *   mkcapture --seeds DIR      a few small captures for the fuzzer
  *
  * --plain leaves out the unknown and malformed events; --skew adds NS
- * (may be negative) to CPU 1's clock offset, e.g. to get negative times.
+ * (may be negative) to CPU 1's clock offset, e.g. to get negative times,
+ * and as many cycles at its frequency to its measured skew, so that the
+ * offset stays explained and the clock valid.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,8 +111,12 @@ int main(int argc, char **argv)
 		i++;
 	}
 	sim_run(&s, &cfg);
-	if (cfg.nr_cpus > 1)
+	if (cfg.nr_cpus > 1) {
+		/* As the kernel does: offset_ns = -skew_cycles * 1e9 / hz. */
 		s.cpu[1].clock.conv.offset_ns += skew;
+		s.cpu[1].clock.skew_cycles -= (int64_t)((__int128)skew * (__int128)s.cpu[1].hz /
+							 (__int128)CLOCK_NSEC_PER_SEC);
+	}
 	sim_capture(&s, 0x2a, &cap);
 	if (sim_text(&s, &o, &text, NULL) || write_file(argv[1], &cap) ||
 	    write_file(argv[2], &text))
