@@ -66,7 +66,7 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 the whole dump, verified by its END frame, every clock\n"
 	"valid; 1 damaged but decoded as far as valid (clocks may be invalid too);\n"
-	"2 usage or I/O error; 3 nothing\n"
+	"2 usage or I/O error, or a CTF trace that cannot be written; 3 nothing\n"
 	"decodable; 4 the whole dump, verified, but some CPU's clock is invalid.\n";
 
 struct args {

@@ -292,3 +292,26 @@ def test_broken_clock(tmp_path, edit, why):
     assert r.returncode == 1
     assert clock_lines[0].encode() in r.stderr and b"damage: no END frame" in r.stderr
 
+
+def test_ctf_refused_past_int64(tmp_path):
+    """Valid clocks (offsets explained by their skews) whose times span more
+    than 2^63 ns: babeltrace2 cannot read such a CTF clock, so none is
+    written, with a message; the text is still right."""
+    cap, want = make_capture(
+        tmp_path, "--clock", "0:offset=4700000000000000000,skew=-4700000000000000000",
+        "--clock", "3:offset=-4700000000000000000,skew=67295446000000000")
+    r = decode(cap, "--quiet")
+    assert r.returncode == 0, r.stderr.decode()
+    r = decode(cap, "--ctf", tmp_path / "ctf")
+    assert r.returncode == 2
+    assert re.search(rb"ctf: times run from -\d+ to \d+ ns, more than one CTF clock holds "
+                     rb".*; no CTF trace written", r.stderr), r.stderr
+    assert not (tmp_path / "ctf").exists()
+    assert r.stdout == want
+    # Just inside the limit, babeltrace2 takes it.
+    cap, _ = make_capture(tmp_path, "--clock",
+                          "0:offset=9223372000000000000,skew=-9223372000000000000", name="in")
+    r = decode(cap, "--quiet", "--ctf", tmp_path / "ctf-in")
+    assert r.returncode == 0, r.stderr.decode()
+    if BABELTRACE:
+        assert run(BABELTRACE, str(tmp_path / "ctf-in")).returncode == 0
