@@ -113,7 +113,9 @@ _Static_assert(sizeof(struct dump_begin) == 40, "dump_begin is a dump format");
 /*
  * CLOCK: one CPU's cycles-to-ns conversion and how far to trust it.  A
  * CPU without a conversion (no calibrated frequency) sends conv all zero:
- * mult 0 means "none", and its times read 0.
+ * mult 0 means "none".  Readers check every frame (trace_clock_check()):
+ * such a CPU, or one whose conversion or offset is impossible, is marked
+ * clock=invalid and the decoder converts its stamps with a stand-in.
  */
 struct dump_clock {
 	uint32_t cpu;		/* CPU id */
