@@ -55,7 +55,8 @@ override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
-# The benchmark's write loop, once per stamp variant (kernel/bench_writer.c).
+# The benchmark's write loop, once per stamp variant (kernel/bench_writer.c),
+# each with the stamp hooks of kernel/bench_stamp/arch/trace_arch.h.
 BENCH_VARIANTS := rdtsc rdtscp lfence convert
 bench_flags_rdtsc := -DTRACE_STAMP=0 -DBENCH_NULL_LOOP=1
 bench_flags_rdtscp := -DTRACE_STAMP=1
@@ -82,10 +83,28 @@ $(BUILD)/%.o: %.c Makefile
 	$(call quiet,CC,$@)
 	$(Q)$(CC) $(KCFLAGS) $(KCFLAGS_EXTRA) -c $< -o $@
 
-$(BUILD)/tools/psf2c: tools/psf2c.c Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror $< -o $@
+# Host programs are built per object, as the kernel is, so that each
+# object's -MMD file lists that source's headers and a changed header
+# rebuilds everything that includes it (one gcc command over many sources
+# would keep only the last source's list).  Each program has an object
+# directory of its own, because programs compile shared sources with
+# different flags.  host_prog: $(1) program, $(2) object directory,
+# $(3) sources, $(4) compiler and flags (compile and link), $(5) link-only
+# arguments, $(6) more prerequisites of the link.
+host_objs = $(patsubst %.c,$(2)/%.o,$(3))
+define host_prog
+$(1): $(call host_objs,,$(2),$(3)) $(6) Makefile
+	@mkdir -p $$(@D)
+	$$(call quiet,LINK,$$@)
+	$$(Q)$(4) $(call host_objs,,$(2),$(3)) -o $$@ $(5)
+$(call host_objs,,$(2),$(3)): $(2)/%.o: %.c Makefile
+	@mkdir -p $$(@D)
+	$$(call quiet,HOSTCC,$$@)
+	$$(Q)$(4) -MMD -MP -c $$< -o $$@
+endef
+
+$(eval $(call host_prog,$(BUILD)/tools/psf2c,$(BUILD)/obj/psf2c,tools/psf2c.c,\
+	$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror))
 $(BUILD)/gen/font.c: $(wildcard $(FONT)) $(BUILD)/tools/psf2c
 	@mkdir -p $(@D)
 	@test -f "$(FONT)" || { echo "font: $(FONT) is missing: it comes with the Debian" \
@@ -117,7 +136,7 @@ $(BUILD)/%.o: %.asm Makefile
 $(BUILD)/kernel/bench_writer_%.o: kernel/bench_writer.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)
-	$(Q)$(CC) $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
+	$(Q)$(CC) -Ikernel/bench_stamp $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
 
 # The AP trampoline is flat code for a fixed low address, carried as a blob.
 $(BUILD)/boot/trampoline.bin: boot/trampoline.asm Makefile
@@ -168,48 +187,58 @@ run: deps
 # compiled for the host. `make test-tools` checks it (and its CTF output,
 # with babeltrace2) on captures that tests/tools/mkcapture makes.
 .PHONY: tools test-tools
-DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c trace/dump_read.c trace/dump_scan.c \
-	trace/text.c trace/crc32.c trace/clock.c kernel/kprintf.c
+# The dump reader and text formatter, the one list every host program that
+# reads dumps builds from (the decoder, the fuzzer, the dump tests).
+DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/crc32.c \
+	trace/clock.c kernel/kprintf.c
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode
-$(BUILD)/tools/baretrace-decode: $(DECODE_SRCS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -MMD -MP $(DECODE_SRCS) -o $@
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
+	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture
-	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage)"
+	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage); make usb"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
 
 # ---- tests ------------------------------------------------------------------
+override HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
+	-fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -Iinclude -Itests/host/include
+override TSAN_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
+	-fsanitize=thread -Iinclude -Itests/host/include
+
 HOST_TESTS :=
 TSAN_TESTS :=
 include $(sort $(wildcard tests/host/*.mk))
 
-override HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
-	-fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -Iinclude -Itests/host/include -MMD -MP
-override TSAN_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror \
-	-fsanitize=thread -Iinclude -Itests/host/include -MMD -MP
 
-define host_test
-$(BUILD)/host/$(1): $$($(1)_SRCS) Makefile
-	@mkdir -p $$(@D)
-	$$(call quiet,HOSTCC,$$@)
-	$$(Q)$$(HOSTCC) $$(HOST_CFLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
-endef
-define tsan_test
-$(BUILD)/host/$(1).tsan: $$($(1)_SRCS) Makefile
-	@mkdir -p $$(@D)
-	$$(call quiet,HOSTCC,$$@)
-	$$(Q)$$(HOSTCC) $$(TSAN_CFLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -o $$@ -lcmocka $$($(1)_LIBS)
-endef
-$(foreach t,$(HOST_TESTS),$(eval $(call host_test,$(t))))
-$(foreach t,$(TSAN_TESTS),$(eval $(call tsan_test,$(t))))
+$(foreach t,$(HOST_TESTS),$(eval $(call host_prog,$(BUILD)/host/$(t),$(BUILD)/obj/$(t),\
+	$($(t)_SRCS),$(HOSTCC) $(HOST_CFLAGS) $($(t)_CFLAGS),-lcmocka $($(t)_LIBS),$($(t)_DEPS))))
+$(foreach t,$(TSAN_TESTS),$(eval $(call host_prog,$(BUILD)/host/$(t).tsan,$(BUILD)/obj/$(t).tsan,\
+	$($(t)_SRCS),$(HOSTCC) $(TSAN_CFLAGS) $($(t)_CFLAGS),-lcmocka $($(t)_LIBS))))
 
-test-host: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
-	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
+# Host tests: the unit tests under ASan/UBSan, the ring buffer and clock
+# latch under TSan, the decoder (and make usb) end to end, a fuzz run, and
+# the build's own header tracking.
+.PHONY: test-unit
+test-host: test-unit
 	@$(MAKE) test-tsan
 	@$(MAKE) test-tools
 	@$(MAKE) fuzz
+	@$(MAKE) check-deps
+
+# A changed header must make every host program that includes it out of
+# date (scripts/check-deps.sh touches each and asks make -q, then puts
+# the header's time back, so nothing is rebuilt).
+.PHONY: check-deps
+CHECK_DEPS_PROGS := $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture \
+	$(BUILD)/fuzz/fuzz_dump $(addprefix $(BUILD)/host/,$(HOST_TESTS)) \
+	$(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
+check-deps: $(CHECK_DEPS_PROGS)
+	@echo "== build: a changed header rebuilds every host program that includes it"
+	$(Q)scripts/check-deps.sh $(BUILD)
+
+test-unit: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
+	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
 
 test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 	@$(foreach t,$(TSAN_TESTS),echo "== host (ThreadSanitizer): $(t)" && \
@@ -220,13 +249,10 @@ test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 .PHONY: fuzz
 CLANG ?= clang
 FUZZ_TIME ?= 30
-FUZZ_SRCS := tests/host/fuzz_dump.c trace/dump_read.c trace/dump_scan.c trace/text.c \
-	trace/crc32.c trace/clock.c kernel/kprintf.c
-$(BUILD)/fuzz/fuzz_dump: $(FUZZ_SRCS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)$(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -Iinclude -MMD -MP $(FUZZ_SRCS) -o $@
+FUZZ_SRCS := tests/host/fuzz_dump.c $(DUMP_READ_SRCS)
+FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Iinclude
+$(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SRCS),$(FUZZ_CC)))
 fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds
@@ -259,8 +285,6 @@ BENCH_HOST_SRCS := bench/host/bench_main.c bench/host/bench_peers.c \
 	bench/host/peer_baretrace.c bench/host/peer_floor.c \
 	trace/ring_buffer.c trace/ring_reader.c
 BENCH_HOST_LTTNG_SRCS := bench/host/bench_main.c bench/host/peer_lttng.c bench/host/lttng_tp.c
-BENCH_HOST_HDRS := $(wildcard bench/host/*.h bench/host/include/arch/*.h include/trace/*.h \
-	include/baretrace/*.h tests/host/include/arch/*.h arch/x86/include/arch/local_ops.h)
 override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 	-DHOST_TRACE_NO_HOOKS -Ibench/host/include -Iinclude -Itests/host/include -Ibench/host
 
@@ -269,6 +293,7 @@ override BENCH_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
 .PHONY: bench bench-kernel
 bench: bench-kernel bench-host
 bench-kernel: deps
+	@scripts/deps.sh gnuplot-nox	# the plots
 	@$(MAKE) kernel
 	$(PYTHON) scripts/bench-kernel.py
 
@@ -276,21 +301,17 @@ bench-kernel: deps
 bench-host:
 	@scripts/bench-host.sh
 
-$(BUILD)/bench/bench-host: $(BENCH_HOST_SRCS) $(BENCH_HOST_HDRS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) $(BENCH_HOST_CFLAGS) $(BENCH_HOST_SRCS) -o $@
-$(BUILD)/bench/bench-host-lttng: $(BENCH_HOST_LTTNG_SRCS) $(BENCH_HOST_HDRS) Makefile
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) $(BENCH_HOST_CFLAGS) $(BENCH_HOST_LTTNG_SRCS) -o $@ -llttng-ust -ldl
+$(eval $(call host_prog,$(BUILD)/bench/bench-host,$(BUILD)/obj/bench-host,\
+	$(BENCH_HOST_SRCS),$(HOSTCC) $(BENCH_HOST_CFLAGS)))
+$(eval $(call host_prog,$(BUILD)/bench/bench-host-lttng,$(BUILD)/obj/bench-host-lttng,\
+	$(BENCH_HOST_LTTNG_SRCS),$(HOSTCC) $(BENCH_HOST_CFLAGS),-llttng-ust -ldl))
 
 help:
 	@echo "make            build build/kernel.elf"
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
 	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
 	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
-	@echo "make test       host unit tests (ASan/UBSan, TSan) and QEMU system tests"
+	@echo "make test       everything: make test-host (test-unit, test-tsan, test-tools, fuzz, check-deps), make test-qemu"
 	@echo "make deps-qemu10   fetch QEMU 10 (bookworm-backports) into build/qemu10/ for the x2APIC tests"
 	@echo "make tools      build build/tools/baretrace-decode (serial-capture decoder)"
 	@echo "make fuzz       fuzz the dump decoder for FUZZ_TIME=$(FUZZ_TIME) s"

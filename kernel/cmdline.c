@@ -69,106 +69,133 @@ static void list_choices(char *buf, size_t cap, const char *const *choices)
 }
 
 /* Apply value to o; on failure write what was wrong into why. */
-static bool apply(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
+/*
+ * One parser per option kind.  Each sets *o->var from value and returns
+ * true, or writes why it refused (what is accepted) and leaves the
+ * variable as it was.
+ */
+static bool apply_flag(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
 {
-	char accepted[160];
+	static const char *const yes[] = { "yes", "on", "1", "true", NULL };
+	static const char *const no[] = { "no", "off", "0", "false", NULL };
 
-	switch (o->type) {
-	case OPT_FLAG: {
-		static const char *const yes[] = { "yes", "on", "1", "true", NULL };
-		static const char *const no[] = { "no", "off", "0", "false", NULL };
-		if (!value || choice_index(yes, value, strlen(value)) >= 0) {
-			*(bool *)o->var = true;
-			return true;
-		}
-		if (choice_index(no, value, strlen(value)) >= 0) {
-			*(bool *)o->var = false;
-			return true;
-		}
-		ksnprintf(why, cap, "accepted: %s, %s=yes|no", o->name, o->name);
+	if (!value || choice_index(yes, value, strlen(value)) >= 0) {
+		*(bool *)o->var = true;
+		return true;
+	}
+	if (choice_index(no, value, strlen(value)) >= 0) {
+		*(bool *)o->var = false;
+		return true;
+	}
+	ksnprintf(why, cap, "accepted: %s, %s=yes|no", o->name, o->name);
+	return false;
+}
+
+/* OPT_UINT and OPT_INT: decimal or 0x hex, a sign for INT, within bounds. */
+static bool apply_number(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
+{
+	uint64_t v;
+	int64_t sv;
+	bool neg = false;
+	const char *s = value;
+
+	if (!value || !*value) {
+		ksnprintf(why, cap, "a number is required");
 		return false;
 	}
-	case OPT_UINT:
-	case OPT_INT: {
-		uint64_t v;
-		bool neg = false;
-		const char *s = value;
-		if (!value || !*value) {
-			ksnprintf(why, cap, "a number is required");
-			return false;
-		}
-		if (o->type == OPT_INT && *s == '-') {
-			neg = true;
-			s++;
-		}
-		if (!parse_u64(s, &v)) {
-			ksnprintf(why, cap, "not a number; accepted: integer %s%llu..%llu",
-				  o->type == OPT_INT ? "(signed) " : "",
+	if (o->type == OPT_INT && *s == '-') {
+		neg = true;
+		s++;
+	}
+	if (!parse_u64(s, &v)) {
+		ksnprintf(why, cap, "not a number; accepted: integer %s%llu..%llu",
+			  o->type == OPT_INT ? "(signed) " : "",
+			  (unsigned long long)o->min, (unsigned long long)o->max);
+		return false;
+	}
+	if (o->type == OPT_UINT) {
+		if (neg || v < o->min || v > o->max) {
+			ksnprintf(why, cap, "out of range; accepted: %llu..%llu",
 				  (unsigned long long)o->min, (unsigned long long)o->max);
 			return false;
 		}
-		if (o->type == OPT_UINT) {
-			if (neg || v < o->min || v > o->max) {
-				ksnprintf(why, cap, "out of range; accepted: %llu..%llu",
-					  (unsigned long long)o->min, (unsigned long long)o->max);
-				return false;
-			}
-			*(uint64_t *)o->var = v;
-		} else {
-			int64_t sv;
-			/* Magnitudes reach 2^63 when negative: INT64_MIN is valid. */
-			if (v > (uint64_t)INT64_MAX + neg) {
-				ksnprintf(why, cap, "out of range");
-				return false;
-			}
-			sv = neg ? (int64_t)(0 - v) : (int64_t)v;
-			if (sv < (int64_t)o->min || sv > (int64_t)o->max) {
-				ksnprintf(why, cap, "out of range; accepted: %lld..%lld",
-					  (long long)(int64_t)o->min, (long long)(int64_t)o->max);
-				return false;
-			}
-			*(int64_t *)o->var = sv;
-		}
+		*(uint64_t *)o->var = v;
 		return true;
 	}
-	case OPT_ENUM: {
-		int i = value ? choice_index(o->choices, value, strlen(value)) : -1;
-		if (i < 0) {
-			list_choices(accepted, sizeof(accepted), o->choices);
-			ksnprintf(why, cap, "accepted: %s", accepted);
-			return false;
-		}
-		*(int *)o->var = i;
-		return true;
+	/* Magnitudes reach 2^63 when negative: INT64_MIN is valid. */
+	if (v > (uint64_t)INT64_MAX + neg) {
+		ksnprintf(why, cap, "out of range");
+		return false;
 	}
+	sv = neg ? (int64_t)(0 - v) : (int64_t)v;
+	if (sv < (int64_t)o->min || sv > (int64_t)o->max) {
+		ksnprintf(why, cap, "out of range; accepted: %lld..%lld",
+			  (long long)(int64_t)o->min, (long long)(int64_t)o->max);
+		return false;
+	}
+	*(int64_t *)o->var = sv;
+	return true;
+}
+
+static bool apply_enum(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
+{
+	int i = value ? choice_index(o->choices, value, strlen(value)) : -1;
+	char accepted[160];
+
+	if (i < 0) {
+		list_choices(accepted, sizeof(accepted), o->choices);
+		ksnprintf(why, cap, "accepted: %s", accepted);
+		return false;
+	}
+	*(int *)o->var = i;
+	return true;
+}
+
+/* OPT_LIST and OPT_STRING: fits the buffer; a list's items among its choices. */
+static bool apply_text(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
+{
+	size_t len = value ? strlen(value) : 0;
+	char accepted[160];
+
+	if (!value || !len) {
+		ksnprintf(why, cap, "a value is required");
+		return false;
+	}
+	if (len >= o->size) {
+		ksnprintf(why, cap, "longer than %zu characters", o->size - 1);
+		return false;
+	}
+	if (o->type == OPT_LIST && o->choices) {
+		const char *item = value;
+		while (*item) {
+			const char *end = strchr(item, ',');
+			size_t n = end ? (size_t)(end - item) : strlen(item);
+			if (choice_index(o->choices, item, n) < 0) {
+				list_choices(accepted, sizeof(accepted), o->choices);
+				ksnprintf(why, cap, "'%.*s' is not known; accepted: "
+					  "comma-separated %s", (int)n, item, accepted);
+				return false;
+			}
+			item += n + (end ? 1 : 0);
+		}
+	}
+	memcpy(o->var, value, len + 1);
+	return true;
+}
+
+static bool apply(const struct cmdline_opt *o, const char *value, char *why, size_t cap)
+{
+	switch (o->type) {
+	case OPT_FLAG:
+		return apply_flag(o, value, why, cap);
+	case OPT_UINT:
+	case OPT_INT:
+		return apply_number(o, value, why, cap);
+	case OPT_ENUM:
+		return apply_enum(o, value, why, cap);
 	case OPT_LIST:
-	case OPT_STRING: {
-		size_t len = value ? strlen(value) : 0;
-		if (!value || !len) {
-			ksnprintf(why, cap, "a value is required");
-			return false;
-		}
-		if (len >= o->size) {
-			ksnprintf(why, cap, "longer than %zu characters", o->size - 1);
-			return false;
-		}
-		if (o->type == OPT_LIST && o->choices) {
-			const char *item = value;
-			while (*item) {
-				const char *end = strchr(item, ',');
-				size_t n = end ? (size_t)(end - item) : strlen(item);
-				if (choice_index(o->choices, item, n) < 0) {
-					list_choices(accepted, sizeof(accepted), o->choices);
-					ksnprintf(why, cap, "'%.*s' is not known; accepted: "
-						  "comma-separated %s", (int)n, item, accepted);
-					return false;
-				}
-				item += n + (end ? 1 : 0);
-			}
-		}
-		memcpy(o->var, value, len + 1);
-		return true;
-	}
+	case OPT_STRING:
+		return apply_text(o, value, why, cap);
 	}
 	ksnprintf(why, cap, "option has no parser");
 	return false;
@@ -216,7 +243,7 @@ int cmdline_parse(const char *line, void (*report)(const char *msg))
 		const struct cmdline_opt *o = find(tok);
 		if (!o) {
 			ksnprintf(msg, sizeof(msg), "cmdline: unknown option '%s'; "
-				  "ignored (the README lists the options)", tok);
+				  "ignored (docs/options.md lists the options)", tok);
 			report(msg);
 			problems++;
 			continue;

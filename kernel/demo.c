@@ -28,6 +28,13 @@ static uint64_t demo_ms = 1000;
 CMDLINE_OPTION(demo_ms, .name = "demo.ms", .type = OPT_UINT, .var = &demo_ms,
 	       .min = 10, .max = 60000, .help = "how long run=demo traces, in ms");
 
+/* Test facility: an integrity stop on one CPU halfway through the demo. */
+static int64_t inject_ring_stop = -1;
+CMDLINE_OPTION(inject_ring_stop, .name = "inject.ring_stop", .type = OPT_INT,
+	       .var = &inject_ring_stop, .min = (uint64_t)-1, .max = MAX_CPUS - 1,
+	       .help = "test facility: stop CPU n's ring buffer halfway through run=demo, "
+		       "as a failed integrity check would; -1 = never");
+
 static volatile uint32_t ipi_from[MAX_CPUS];	/* who sent the last demo IPI */
 
 static void on_demo_ipi(struct trap_frame *f)
@@ -45,12 +52,17 @@ static void demo_cpu(void *arg)
 	uint64_t start = rdtsc(), us = tsc.hz / 1000000;
 	uint64_t end = start + (uint64_t)(uintptr_t)arg * us * 1000;
 	uint64_t next_ipi = start, next_produce = start, value = pc->cpu * 1000;
+	uint64_t stop_at = inject_ring_stop == (int64_t)pc->cpu ? start + (end - start) / 2 : ~0ull;
 	uint32_t seq = 0;
 	unsigned target = (pc->cpu + 1) % cpus_online;
 
 	irq_enable();
 	lapic_timer_periodic(DEMO_TICK_HZ);
 	for (uint64_t now = rdtsc(); now < end; now = rdtsc()) {
+		if (now >= stop_at) {
+			ring_buffer_stop(this_cpu_rb(), "stopped by inject.ring_stop");
+			stop_at = ~0ull;
+		}
 		if (now >= next_produce) {
 			value = value * 6364136223846793005ull + 1442695040888963407ull;
 			trace_event2(TEV_PRODUCER, seq++, (uint32_t)(value >> 40));

@@ -17,9 +17,9 @@ static int cmd_clock(int argc, char **argv)
 		cprintf("error: clock takes no arguments\n");
 		return 1;
 	}
-	cprintf("tsc: freq_hz=%llu ref=%s err_ppm=%llu.%03llu invariant=%s\n",
+	cprintf("tsc: freq_hz=%llu ref=%s err_ppm=%llu.%03llu tol_ppm=%llu.%03llu invariant=%s\n",
 		(unsigned long long)tsc.hz, tsc.ref ? tsc.ref : "none", PPM(tsc.err_ppb),
-		tsc.invariant ? "yes" : "no");
+		PPM(tsc.tol_ppb), tsc.invariant ? "yes" : "no");
 	for (unsigned c = 0; c < cpu_count; c++) {
 		struct percpu *pc = cpus[c];
 		struct clock_conv conv;

@@ -58,23 +58,15 @@ say() { echo "bench-host: $*"; }
 # are the peers and the instruction counter.
 pkgs=(gcc make libc6-dev python3 valgrind lttng-tools liblttng-ust-dev babeltrace2
       gnuplot-nox)
-missing=()
-for p in "${pkgs[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
+. scripts/debian-pkgs.sh
+read -r -a missing <<< "$(missing_pkgs "${pkgs[@]}")"
 if [ ${#missing[@]} -gt 0 ]; then
 	say "missing Debian packages: ${missing[*]}"
 	if [ "$(id -u)" -eq 0 ]; then
 		say "installing with apt-get"
-		export DEBIAN_FRONTEND=noninteractive
-		if ! { timeout 300 apt-get update -q >/dev/null &&
-		       timeout 600 apt-get install -y -q --no-install-recommends \
-				"${missing[@]}" >/dev/null; }; then
-			say "apt-get failed; going on with what is installed"
-		fi
+		install_pkgs "${missing[@]}" || say "apt-get failed; going on with what is installed"
 	else
-		say "run as root:  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+		say "run as root:  $(install_cmd "${missing[@]}")"
 		say "going on with what is installed"
 	fi
 fi

@@ -53,4 +53,4 @@ read -r answer || answer=""
 [ "$answer" = yes ] || refuse "answer was '${answer}', not 'yes'"
 dd if="$image" of="$real" bs=4M conv=fsync status=progress || { echo "usb: dd failed" >&2; exit 1; }
 sync
-echo "usb: done; boot the stick with Secure Boot off (README: Real hardware)"
+echo "usb: done; boot the stick with Secure Boot off (docs/real-hardware.md)"

@@ -26,6 +26,7 @@ enum {
 	EXIT_DAMAGED = 1,	/* decoded as far as valid; damage reported */
 	EXIT_USAGE = 2,		/* bad arguments or an I/O error */
 	EXIT_NOTHING = 3,	/* nothing decodable in the capture */
+	EXIT_CLOCK = 4,		/* frames intact, but a CPU's clock is invalid */
 };
 
 static const char usage[] =
@@ -55,8 +56,18 @@ static const char usage[] =
 	"frame inside the dump, no END frame) is reported on stderr, one line each,\n"
 	"with byte offsets into the capture; everything that checks out is decoded.\n"
 	"\n"
-	"Exit status: 0 the whole dump, verified by its END frame; 1 damaged but\n"
-	"decoded as far as valid; 2 usage or I/O error; 3 nothing decodable.\n";
+	"A CPU whose CLOCK frame is invalid (a conversion the kernel cannot have\n"
+	"made: mult 0 or all zero, shift or ns_frac out of range, hz 0 or mult not\n"
+	"derived from it; or an offset its measured skew does not explain) is\n"
+	"marked untrusted: 'U' on its lines, clock=invalid and the reason in the\n"
+	"text's header, one line on stderr; its times use a stand-in clock (another\n"
+	"CPU's conversion without offset, else cycles at the dump's frequency, else\n"
+	"raw cycles), so that the merge still follows its stamps.\n"
+	"\n"
+	"Exit status: 0 the whole dump, verified by its END frame, every clock\n"
+	"valid; 1 damaged but decoded as far as valid (clocks may be invalid too);\n"
+	"2 usage or I/O error, or a CTF trace that cannot be written; 3 nothing\n"
+	"decodable; 4 the whole dump, verified, but some CPU's clock is invalid.\n";
 
 struct args {
 	const char *capture;	/* input path, "-" for stdin */
@@ -219,6 +230,17 @@ static int write_text(const struct args *a, const struct dump_result *r)
 	return rc;
 }
 
+/* One stderr line per CPU whose clock could not be used as sent. */
+static void report_clocks(const struct dump_result *r)
+{
+	uint32_t c;
+
+	for (c = 0; c < r->nr_cpus; c++)
+		if (r->cpus[c].clock_state == TRACE_CLOCK_INVALID)
+			fprintf(stderr, "baretrace-decode: clock: cpu %u: %s and are marked "
+				"untrusted (U)\n", c, r->cpus[c].clock_note);
+}
+
 static void summary(const struct dump_result *r, int rc)
 {
 	uint64_t lost = 0;
@@ -230,10 +252,11 @@ static void summary(const struct dump_result *r, int rc)
 		untrusted += r->cpus[c].clock_state != TRACE_CLOCK_TRUSTED;
 	}
 	fprintf(stderr, "baretrace-decode: dump %u of %u (id %u) at byte offsets %zu..%zu: "
-		"%u CPUs, %u pages, %llu events, %llu lost, untrusted clocks: %u; %s\n",
+		"%u CPUs, %u pages, %llu events, %llu lost, untrusted clocks: %u "
+		"(invalid: %u); %s\n",
 		r->index + 1, r->nr_dumps, r->dump_id, r->start_off, r->end_off ? r->end_off - 1 : 0,
 		r->nr_cpus, r->pages, (unsigned long long)r->events, (unsigned long long)lost,
-		untrusted, rc == DUMP_READ_OK ? "complete (verified by END)" :
+		untrusted, r->bad_clocks, rc == DUMP_READ_OK ? "complete (verified by END)" :
 		"DAMAGED (see above)");
 }
 
@@ -274,7 +297,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = dump_read(cap, len, &ro, arena, r.arena_needed, &r);
-	status = rc == DUMP_READ_OK ? EXIT_OK : EXIT_DAMAGED;
+	report_clocks(&r);
+	status = rc != DUMP_READ_OK ? EXIT_DAMAGED : r.bad_clocks ? EXIT_CLOCK : EXIT_OK;
 
 	if ((a.text || !a.quiet) && write_text(&a, &r))
 		status = EXIT_USAGE;

@@ -21,7 +21,11 @@
  * negative (events before the epoch, or a CPU with a negative offset);
  * CTF timestamps are unsigned, so every value is stored plus K seconds and
  * the clock's offset_s is -K, with K the smallest that makes all values
- * non-negative (0 for a normal dump).
+ * non-negative (0 for a normal dump).  Times that span more than a reader
+ * can hold (int64 ns from the origin) are refused with a message, rather
+ * than written as a trace babeltrace2 rejects; a CPU whose clock frame is
+ * invalid has a stand-in conversion by then (trace/dump_read.c), so only
+ * valid clocks with offsets of centuries get there.
  *
  * Loss: events_discarded is the stream's running count of lost events,
  * the page's LOST count added in the packet of that page; babeltrace2
@@ -93,12 +97,13 @@ static uint64_t biased(int64_t ns, uint64_t bias_s)
 	return (uint64_t)ns + bias_s * CLOCK_NSEC_PER_SEC;
 }
 
-/* The smallest whole number of seconds that makes every time >= 0. */
-static uint64_t find_bias(const struct dump_result *r)
+/* The earliest and the latest converted time of the dump (0, 0 if none). */
+static void find_range(const struct dump_result *r, int64_t *min, int64_t *max)
 {
-	int64_t min = 0, ns;
+	int64_t ns;
 	uint32_t c, i;
 
+	*min = *max = 0;
 	for (c = 0; c < r->nr_cpus; c++) {
 		const struct dump_cpu *dc = &r->cpus[c];
 
@@ -108,19 +113,40 @@ static uint64_t find_bias(const struct dump_result *r)
 			struct rb_event ev;
 
 			ns = clock_cycles_to_ns(&dc->clock.conv, h->base_ts);
-			min = ns < min ? ns : min;
+			*min = ns < *min ? ns : *min;
+			*max = ns > *max ? ns : *max;
 			if (rb_page_iter_init(&it, h, r->page_size) != RB_ITER_END)
 				continue;
 			/* All events: a damaged page's stamps need not grow. */
 			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
 				ns = clock_cycles_to_ns(&dc->clock.conv, ev.ts);
-				min = ns < min ? ns : min;
+				*min = ns < *min ? ns : *min;
+				*max = ns > *max ? ns : *max;
 			}
 		}
 	}
+}
+
+/*
+ * The smallest whole number of seconds that makes every time >= 0, or -1
+ * if the times cannot be stored.  babeltrace2 turns a stored value v into
+ * ns from the clock's origin in int64 (bt_util_clock_cycles_to_ns_from_
+ * origin()) and rejects the trace when that fails: v must be below
+ * INT64_MAX, and offset_s * 10^9 must fit, leaving a second to spare
+ * (offset_s >= -9223372036).  So with offset_s = -bias:
+ *   bias * 10^9 <= 2^63      (bias <= 9223372036, as 2^63 = 9223372036.85 s)
+ *   max + bias * 10^9 < INT64_MAX
+ */
+static int64_t find_bias(int64_t min, int64_t max)
+{
 	/* -min <= 2^63, so the sum cannot overflow. */
-	return min < 0 ? ((uint64_t)0 - (uint64_t)min + CLOCK_NSEC_PER_SEC - 1) /
-				 CLOCK_NSEC_PER_SEC : 0;
+	uint64_t bias = min < 0 ? ((uint64_t)0 - (uint64_t)min + CLOCK_NSEC_PER_SEC - 1) /
+					  CLOCK_NSEC_PER_SEC : 0;
+	__int128 top = (__int128)max + (__int128)bias * CLOCK_NSEC_PER_SEC;
+
+	if ((__int128)bias * CLOCK_NSEC_PER_SEC > (__int128)INT64_MAX + 1 || top >= INT64_MAX)
+		return -1;
+	return (int64_t)bias;
 }
 
 static int write_metadata(const char *dir, const struct dump_result *r, uint64_t bias)
@@ -271,22 +297,30 @@ static int write_stream(const char *dir, const struct dump_result *r,
 int ctf_write(const char *dir, const struct dump_result *r, FILE *err)
 {
 	struct packet pk = { 0 };
-	uint64_t bias = find_bias(r);
+	int64_t min, max, bias;
 	uint32_t c;
 	int rc = 0;
 
+	find_range(r, &min, &max);
+	bias = find_bias(min, max);
+	if (bias < 0) {
+		fprintf(err, "ctf: times run from %lld to %lld ns, more than one CTF clock "
+			"holds (2^63 ns, as babeltrace2 reads it); no CTF trace written\n",
+			(long long)min, (long long)max);
+		return -1;
+	}
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		fprintf(err, "ctf: %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
-	if (write_metadata(dir, r, bias)) {
+	if (write_metadata(dir, r, (uint64_t)bias)) {
 		fprintf(err, "ctf: %s/metadata: %s\n", dir, strerror(errno));
 		return -1;
 	}
 	for (c = 0; c < r->nr_cpus && !rc; c++) {
 		if (r->cpus[c].nr_pages == 0)
 			continue;	/* no packets, no stream */
-		rc = write_stream(dir, r, &r->cpus[c], bias, &pk, err);
+		rc = write_stream(dir, r, &r->cpus[c], (uint64_t)bias, &pk, err);
 		if (rc)
 			fprintf(err, "ctf: %s/stream_%u: %s\n", dir, c, strerror(errno));
 	}

@@ -9,9 +9,14 @@
  *    tsc_uncert (reads bracketed by rdtsc, plus a poll interval when an
  *    edge is detected by polling);
  *  - the reference count is exact to within ref_uncert_ticks.
- * Then the relative error is at most
- *	tsc_uncert / tsc_delta + ref_uncert_ticks / ref_ticks,
- * which is what calib_window_eval() returns, in ppb, rounded up.
+ * Write d = tsc_delta, u = tsc_uncert, q = ref_uncert_ticks / ref_ticks.
+ * The true cycle count lies in [d - u, d + u] and the true duration in
+ * T (1 +- q), so the measured f is off the truth by at most
+ *	(u + d q) / (d - u)	(relative to the true frequency),
+ * reached when the truth is (d - u) / (T (1 + q)).  That is what
+ * calib_window_eval() returns, in ppb, rounded up.  (u / d + q, the first
+ * order of it, is not a bound: a window disturbed by a long stall, where
+ * u / d is large, would lie outside it; tests/host/test_pit.c has one.)
  */
 #include "trace/calib.h"
 
@@ -26,6 +31,7 @@ static uint64_t div_ceil_u128(unsigned __int128 n, uint64_t d)
 bool calib_window_eval(const struct calib_window *w, uint64_t *hz, uint64_t *err_ppb)
 {
 	unsigned __int128 den, f;
+	uint64_t q;
 
 	if (!w->tsc_delta || !w->ref_ticks || !w->ref_period_fs)
 		return false;
@@ -37,8 +43,11 @@ bool calib_window_eval(const struct calib_window *w, uint64_t *hz, uint64_t *err
 	if (f < CALIB_HZ_MIN || f > CALIB_HZ_MAX)
 		return false;
 	*hz = (uint64_t)f;
-	*err_ppb = div_ceil_u128((unsigned __int128)w->tsc_uncert * PPB, w->tsc_delta) +
-		   div_ceil_u128((unsigned __int128)w->ref_uncert_ticks * PPB, w->ref_ticks);
+	/* See the head of the file: (u + d q) / (d - u), each term rounded up. */
+	q = div_ceil_u128((unsigned __int128)w->ref_uncert_ticks * PPB, w->ref_ticks);
+	*err_ppb = div_ceil_u128((unsigned __int128)w->tsc_uncert * PPB,
+				 w->tsc_delta - w->tsc_uncert) +
+		   div_ceil_u128((unsigned __int128)q * w->tsc_delta, w->tsc_delta - w->tsc_uncert);
 	return true;
 }
 
@@ -83,4 +92,103 @@ void calib_combine(const uint64_t *hz, const uint64_t *err_ppb, unsigned n,
 	out->hz = hz[m];
 	out->err_ppb = err_ppb[m] > half_spread ? err_ppb[m] : half_spread;
 	out->rounds = n;
+}
+
+bool calib_agree(const struct calib_ref *a, const struct calib_ref *b)
+{
+	uint64_t d = calib_diff_ppb(a->hz, b->hz);
+	uint64_t allowed = a->err_ppb + b->err_ppb + a->tol_ppb + b->tol_ppb;
+
+	/* Symmetric: the difference as a part of the lower frequency. */
+	if (calib_diff_ppb(b->hz, a->hz) > d)
+		d = calib_diff_ppb(b->hz, a->hz);
+	return d <= allowed;
+}
+
+static unsigned popcount(unsigned m)
+{
+	return (unsigned)__builtin_popcount(m);
+}
+
+/* A reference's bound on the truth: its measurement and its oscillator. */
+static uint64_t total_ppb(const struct calib_ref *r)
+{
+	return r->err_ppb + r->tol_ppb;
+}
+
+/* The member of group m with the smallest total bound (lowest index on ties). */
+static int best_of(const struct calib_ref *r, unsigned n, unsigned m)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < n; i++)
+		if ((m >> i & 1) && (best < 0 || total_ppb(&r[i]) < total_ppb(&r[best])))
+			best = (int)i;
+	return best;
+}
+
+static unsigned fixed_in(const struct calib_ref *r, unsigned n, unsigned m)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		k += (m >> i & 1) && r[i].fixed_rate;
+	return k;
+}
+
+/* Is group m better than group g (ranked as in the header's comment)? */
+static bool better(const struct calib_ref *r, unsigned n, unsigned m, unsigned g)
+{
+	if (!g)
+		return true;
+	if (popcount(m) != popcount(g))
+		return popcount(m) > popcount(g);
+	if (fixed_in(r, n, m) != fixed_in(r, n, g))
+		return fixed_in(r, n, m) > fixed_in(r, n, g);
+	return total_ppb(&r[best_of(r, n, m)]) < total_ppb(&r[best_of(r, n, g)]);
+}
+
+int calib_consensus(const struct calib_ref *refs, unsigned n, bool *in_group,
+		    enum calib_verdict *verdict)
+{
+	unsigned usable = 0, group = 0, fixed_outside = 0, fixed_inside;
+	int win;
+
+	if (n > CALIB_MAX_REFS)
+		n = CALIB_MAX_REFS;
+	for (unsigned i = 0; i < n; i++) {
+		in_group[i] = false;
+		if (refs[i].usable)
+			usable |= 1u << i;
+	}
+	/* Every subset of the usable references (n is tiny): keep the best
+	 * one in which every pair agrees. */
+	for (unsigned m = usable; m; m = (m - 1) & usable) {
+		bool all = true;
+
+		for (unsigned i = 0; i < n && all; i++)
+			for (unsigned j = i + 1; j < n && all; j++)
+				if ((m >> i & 1) && (m >> j & 1) && !calib_agree(&refs[i], &refs[j]))
+					all = false;
+		if (all && better(refs, n, m, group))
+			group = m;
+	}
+	if (!group) {
+		*verdict = CALIB_NONE;
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		in_group[i] = group >> i & 1;
+	win = best_of(refs, n, group);
+	fixed_inside = fixed_in(refs, n, group);
+	fixed_outside = fixed_in(refs, n, usable & ~group);
+	if (popcount(usable) == 1)
+		*verdict = CALIB_SOLE;
+	else if (popcount(group) >= 2)
+		*verdict = CALIB_AGREED;
+	else if (fixed_inside && !fixed_outside)
+		*verdict = CALIB_OUTRANKED;
+	else
+		*verdict = CALIB_UNRESOLVED;
+	return win;
 }

@@ -24,7 +24,7 @@
  *   including one that interrupts the writer on the writer's own CPU.
  *   They take no lock, write nothing shared and never wait for a writer.
  * - An NMI reader that interrupts the writer succeeds at its first
- *   attempt (I1 below); a reader on another CPU retries only when the
+ *   attempt (C1 below); a reader on another CPU retries only when the
  *   writer moves seq during its few-nanosecond read, so the retry bound
  *   CLOCK_LATCH_READ_TRIES is hit only by a writer storm, and then the
  *   reader reports failure instead of spinning.
@@ -49,17 +49,17 @@
  *	key: >x< copy being stored to; /A/../D/ writer steps in
  *	clock_latch_write(); /E/../G/ reader steps in clock_latch_read().
  *
- * Invariants
+ * Invariants (C1..C5: the clock's own, not the ring buffer's I1..I11)
  * ----------
- *   I1: the writer stores only into the spare copy of the current seq:
+ *   C1: the writer stores only into the spare copy of the current seq:
  *       copy[0] while seq is odd, copy[1] while seq is even.
- *   I2: outside clock_latch_write() both copies are equal.
- *   I3: seq changes only in the writer, by +1 per step; a reader whose
+ *   C2: outside clock_latch_write() both copies are equal.
+ *   C3: seq changes only in the writer, by +1 per step; a reader whose
  *       /E/ and /G/ loads return the same value read a copy that no store
  *       overlapped (assuming fewer than 2^32 updates during one read).
- *   I4: a conversion made by clock_conv_init()/clock_conv_rebase() has
+ *   C4: a conversion made by clock_conv_init()/clock_conv_rebase() has
  *       1 <= mult, shift <= CLOCK_SHIFT_MAX and ns_frac < 2^shift.
- *   I5: clock_conv_rebase() keeps N + (x - cycle_base) * mult, hence F(x),
+ *   C5: clock_conv_rebase() keeps N + (x - cycle_base) * mult, hence F(x),
  *       unchanged for every x.
  *
  * The copies are written field by field with release stores and read
@@ -110,7 +110,7 @@
  *   eps <= 1 / (2^32 - 2)                  ~ 0.0002 ppm when (a) binds,
  *   eps ~<= max_range_seconds * from / 2^64                when (b) binds.
  * For ns over 600 s: 0.33 ppm at 10 GHz, 0.65 ppm at 20 GHz (CLOCK_HZ_MAX);
- * 1 ppm would be reached at about 30 GHz.  Because a rebase is exact (I5)
+ * 1 ppm would be reached at about 30 GHz.  Because a rebase is exact (C5)
  * the bound holds over any span, not just within one range.
  */
 int clock_calc_mult_shift(uint32_t *mult, uint32_t *shift, uint64_t from_hz,
@@ -242,10 +242,10 @@ int clock_conv_rebase(struct clock_conv *conv, uint64_t cycles)
 	if (ns_base > INT64_MAX || ns_base < INT64_MIN)
 		return -1;
 	/*
-	 * Keeps I5: the new N is ns_base' * 2^s + frac'
+	 * Keeps C5: the new N is ns_base' * 2^s + frac'
 	 *   = (ns_base + q) * 2^s + (p - q * 2^s) = N + (cycles - base) * mult,
 	 * so for any x, N' + (x - cycles) * mult = N + (x - base) * mult.
-	 * frac' = p - q * 2^s lies in [0, 2^s) because q is the floor (I4).
+	 * frac' = p - q * 2^s lies in [0, 2^s) because q is the floor (C4).
 	 */
 	conv->ns_frac = (uint64_t)(p - q * ((__int128)1 << conv->shift));
 	conv->ns_base = (int64_t)ns_base;
@@ -317,10 +317,10 @@ void clock_latch_write(struct clock_latch *latch, const struct clock_conv *conv)
 	 */
 	__atomic_store_n(&latch->seq, seq + 1, __ATOMIC_RELEASE);
 	/*
-	 * /B/ Into the copy readers just left (copy[0] from rest; I1).
+	 * /B/ Into the copy readers just left (copy[0] from rest; C1).
 	 * Release stores; pair with the acquire loads at /F/: a reader
 	 * whose /F/ sees any /B/ store also sees /A/, so its /G/ reloads a
-	 * seq of at least seq + 1 and it retries (I3).
+	 * seq of at least seq + 1 and it retries (C3).
 	 */
 	clk_conv_store(clk_spare(latch, seq + 1), conv);
 
@@ -330,9 +330,9 @@ void clock_latch_write(struct clock_latch *latch, const struct clock_conv *conv)
 	 */
 	__atomic_store_n(&latch->seq, seq + 2, __ATOMIC_RELEASE);
 	/*
-	 * /D/ I1 again: the copy readers left at /C/.  Release stores; pair
+	 * /D/ C1 again: the copy readers left at /C/.  Release stores; pair
 	 * with /F/ as at /B/, so overlapping readers find seq + 2 at /G/.
-	 * Afterwards I2 holds.
+	 * Afterwards C2 holds.
 	 */
 	clk_conv_store(clk_spare(latch, seq + 2), conv);
 }
@@ -345,7 +345,7 @@ int clock_latch_read(const struct clock_latch *latch, struct clock_conv *out)
 		/* /E/ Acquire; pairs with the release stores at /A/ and /C/. */
 		seq = __atomic_load_n(&latch->seq, __ATOMIC_ACQUIRE);
 		/*
-		 * /F/ By I1 the writer is not storing into copy[seq & 1]
+		 * /F/ By C1 the writer is not storing into copy[seq & 1]
 		 * while seq holds this value.  An NMI that interrupted the
 		 * writer anywhere in /A/../D/ lands here with the writer
 		 * frozen, so its /G/ always matches: first try succeeds.
@@ -353,7 +353,7 @@ int clock_latch_read(const struct clock_latch *latch, struct clock_conv *out)
 		 * /D/, and keep /G/ from being satisfied before them.
 		 */
 		clk_conv_load(out, &latch->copy[seq & 1]);
-		/* /G/ Unchanged seq: no update overlapped /F/ (I3). */
+		/* /G/ Unchanged seq: no update overlapped /F/ (C3). */
 		if (__atomic_load_n(&latch->seq, __ATOMIC_RELAXED) == seq)
 			return 0;
 	}

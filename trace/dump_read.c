@@ -276,18 +276,17 @@ static void do_clock(struct proc *P, const struct dump_item *it)
 		return;
 	}
 	/*
-	 * Used as sent, whatever it holds, so that the times are the ones the
-	 * kernel printed (clock_cycles_to_ns() is defined for any fields).
-	 * mult 0 is the kernel saying it had none; anything else that fails
-	 * the check cannot come from clock_conv_init() and is worth a word.
+	 * A conversion that fails the check is one the kernel's clock code
+	 * cannot have made, or an offset no measured skew explains: its times
+	 * would be wrong while looking trusted (or all 0, for mult 0).  It is
+	 * kept here and replaced by a stand-in once every CLOCK is in
+	 * (finish()); the frame itself is intact, so this is no damage.
 	 */
-	if (c.conv.mult != 0 && clock_conv_check(&c.conv))
-		report(P, "frame seq %u (CLOCK): cpu %u: conversion mult=%u shift=%u is "
-		       "malformed; its times are unreliable", it->h.seq, c.cpu, c.conv.mult,
-		       c.conv.shift);
 	dc->has_clock = true;
 	dc->clock = c;
 	dc->clock_state = trace_clock_state(&c);
+	if (dc->clock_state == TRACE_CLOCK_INVALID)
+		trace_clock_check(&c, dc->clock_note, sizeof(dc->clock_note));
 }
 
 static void do_stats(struct proc *P, const struct dump_item *it)
@@ -496,32 +495,71 @@ static void walk(struct proc *P, size_t start, size_t end)
 	P->gap_pending = false;
 }
 
-/* A stand-in clock for a CPU without a usable CLOCK frame. */
-static void stand_in_clock(struct proc *P, struct dump_cpu *dc)
+/*
+ * A stand-in conversion for a CPU whose own is missing or invalid, the
+ * first that exists of:
+ *   1. another CPU's valid conversion without its offset: where the
+ *      CPUs' counters share a rate, as the kernel assumes, the times still
+ *      interleave with the others' up to the skew;
+ *   2. cycles since reset at BEGIN's tsc_hz;
+ *   3. raw cycles taken as ns.
+ * Each passes clock_conv_check() and never decreases in cycles, so the
+ * CPU's events keep their order and merge by their own stamps, not all at
+ * 0 (mult 0) or at the end of the range (an absurd offset).  Writes it into
+ * dc->clock.conv and what it is into what[0 .. len); returns which.
+ */
+enum stand_in { STAND_IN_CPU, STAND_IN_HZ, STAND_IN_RAW };
+
+static enum stand_in stand_in_clock(const struct dump_result *r, struct dump_cpu *dc,
+				    char *what, size_t len)
 {
-	const struct dump_result *r = P->r;
 	uint64_t hz = r->has_begin ? r->begin.tsc_hz : 0;
 	uint32_t i;
 
-	dc->clock_state = TRACE_CLOCK_MISSING;
-	dc->clock.cpu = dc->cpu;
 	for (i = 0; i < r->nr_cpus; i++) {
-		if (r->cpus[i].has_clock && r->cpus[i].clock.conv.mult) {
-			dc->clock.conv = r->cpus[i].clock.conv;
+		const struct dump_cpu *o = &r->cpus[i];
+
+		if (o->has_clock && (o->clock_state == TRACE_CLOCK_TRUSTED ||
+				     o->clock_state == TRACE_CLOCK_UNTRUSTED)) {
+			dc->clock.conv = o->clock.conv;
 			dc->clock.conv.offset_ns = 0;
-			report(P, "cpu %u: no CLOCK frame: its times use cpu %u's conversion "
-			       "without offset and are marked untrusted", dc->cpu, i);
-			return;
+			ksnprintf(what, len, "use cpu %u's conversion without offset", i);
+			return STAND_IN_CPU;
 		}
 	}
 	if (hz == 0 || clock_conv_init(&dc->clock.conv, hz, 0, 0)) {
 		clock_conv_init(&dc->clock.conv, CLOCK_NSEC_PER_SEC, 0, 0);
-		report(P, "cpu %u: no CLOCK frame and no frequency: its times are raw cycles "
-		       "(as ns) and marked untrusted", dc->cpu);
-		return;
+		ksnprintf(what, len, "are raw cycles (as ns)");
+		return STAND_IN_RAW;
 	}
-	report(P, "cpu %u: no CLOCK frame: its times are cycles since reset at %llu Hz "
-	       "and marked untrusted", dc->cpu, ull(hz));
+	ksnprintf(what, len, "are cycles since reset at %llu Hz", ull(hz));
+	return STAND_IN_HZ;
+}
+
+/* The stand-in of a CPU without a CLOCK frame: damage, reported. */
+static void clock_missing(struct proc *P, struct dump_cpu *dc)
+{
+	char what[80];
+	enum stand_in k;
+
+	dc->clock_state = TRACE_CLOCK_MISSING;
+	dc->clock.cpu = dc->cpu;
+	k = stand_in_clock(P->r, dc, what, sizeof(what));
+	report(P, "cpu %u: no CLOCK frame%s: its times %s and are marked untrusted", dc->cpu,
+	       k == STAND_IN_RAW ? " and no frequency" : "", what);
+}
+
+/* The stand-in of a CPU whose CLOCK is invalid; the note says both. */
+static void clock_invalid(struct proc *P, struct dump_cpu *dc)
+{
+	char what[80];
+	size_t n = 0;
+
+	stand_in_clock(P->r, dc, what, sizeof(what));
+	while (n < sizeof(dc->clock_note) && dc->clock_note[n])
+		n++;
+	ksnprintf(dc->clock_note + n, sizeof(dc->clock_note) - n, "; its times %s", what);
+	P->r->bad_clocks++;
 }
 
 /*
@@ -599,7 +637,9 @@ static void finish(struct proc *P)
 		struct dump_cpu *dc = &r->cpus[c];
 
 		if (!dc->has_clock)
-			stand_in_clock(P, dc);
+			clock_missing(P, dc);
+		else if (dc->clock_state == TRACE_CLOCK_INVALID)
+			clock_invalid(P, dc);
 		if (!dc->has_stats)
 			report(P, "cpu %u: no STATS frame", c);
 		count_lost(P, dc);
@@ -725,6 +765,8 @@ void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out)
 			.cpu = dc->cpu,
 			.clock_state = dc->clock_state,
 			.clock = &dc->clock.conv,
+			.clock_note = dc->clock_state == TRACE_CLOCK_INVALID && dc->clock_note[0] ?
+				      dc->clock_note : 0,
 			.stats = dc->has_stats ? &dc->stats : 0,
 			.page_size = r->page_size,
 			.nr_pages = dc->nr_pages,

@@ -258,6 +258,39 @@ static uint8_t *rb_page_of_gen(struct rb_cpu_buffer *cb, uint32_t gen)
 }
 
 /*
+ * Our xadd of rec found the page of gen(w) closed already (offset past cap):
+ * the space is nobody's.  Take rec back off the write word, as Linux gives
+ * a failed reservation's size back to its tail page, so that dropped
+ * reservations on a closed page (discard mode with the ring full, commit
+ * overruns) cannot add up until the 32-bit offset carries into gen (I11).
+ *
+ * Only while the word still holds gen(w): after a switch it belongs to a
+ * new page, which our xadd never touched.  A local cmpxchg, because an
+ * interrupt between our look and our store may switch.  Every offset on
+ * the closed page includes the crosser's end and our rec, so the result
+ * stays past cap: the page stays closed.  An interrupt that lands between
+ * the load and the cmpxchg and does not switch leaves the word as it found
+ * it (its own xadd, then its own give-back; stack discipline), so the
+ * second attempt succeeds; the bound is for safety only.
+ */
+static void rb_give_back(struct rb_cpu_buffer *cb, uint64_t w, uint32_t rec)
+{
+	uint64_t cur = __atomic_load_n(&cb->write, __ATOMIC_RELAXED), seen;
+	uint32_t tries;
+
+	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
+		if (rb_gen(cur) != rb_gen(w) || rb_off(cur) <= cb->cap + rec)
+			return;		/* switched, or not ours to take */
+		seen = arch_local_cmpxchg(&cb->write, cur, cur - rec);
+		if (seen == cur) {
+			arch_rb_step(RB_STEP_GIVE_BACK);
+			return;
+		}
+		cur = seen;
+	}
+}
+
+/*
  * Deal with a reservation [off, off + rec) on page gen(w) that failed its
  * check /D/ (I2).  If it fits, an interrupt hit the window A..C: void the
  * space.  If it starts inside the page and ends past it, we are the
@@ -269,8 +302,10 @@ static int rb_settle(struct rb_cpu_buffer *cb, uint64_t w, uint32_t rec)
 	uint32_t off = rb_off(w), cap = cb->cap;
 	uint8_t *page;
 
-	if (off > cap)
+	if (off > cap) {
+		rb_give_back(cb, w, rec);
 		return 0;
+	}
 	page = rb_page_of_gen(cb, rb_gen(w));
 	if (!page) {
 		ring_buffer_stop(cb, "reserved space on a page no longer in the ring");
@@ -279,12 +314,14 @@ static int rb_settle(struct rb_cpu_buffer *cb, uint64_t w, uint32_t rec)
 	if (off + rec <= cap) {
 		rb_put_padding(page + RB_PAGE_HEADER_SIZE + off, rec);
 		rb_count(&cb->voided, 1);
+		arch_rb_step(RB_STEP_VOID);
 		return 0;
 	}
 	if (off < cap)
 		rb_put_padding(page + RB_PAGE_HEADER_SIZE + off, cap - off);
 	/* No reader before commit_pos passes this page, after our commit. */
 	rb_hdr(page)->commit = off;
+	arch_rb_step(RB_STEP_CROSS);
 	return 0;
 }
 
@@ -314,6 +351,7 @@ static enum rb_switch_result rb_switch_page(struct rb_cpu_buffer *cb, uint32_t g
 		return RB_SW_BUSY;	/* we interrupted a switch (I9) */
 	__atomic_store_n(&cb->switching, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arch_rb_step(RB_STEP_S1);
 
 	w = __atomic_load_n(&cb->write, __ATOMIC_RELAXED);
 	if (rb_gen(w) != gen) {
@@ -358,33 +396,39 @@ static enum rb_switch_result rb_switch_page(struct rb_cpu_buffer *cb, uint32_t g
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;
 		rb_count(&cb->claim_raced, 1);
+		arch_rb_step(RB_STEP_S2);
 	}
 
+	arch_rb_step(RB_STEP_S2);
 	page = cb->pages[rb_slot_id(s)];
 	if (!rb_slot_consumed(s))	/* overwrite: complete, never read (I5) */
 		rb_set(&cb->overrun, cb->overrun + rb_hdr(page)->entries);
 
 	/*S3*/ base = arch_read_cycles();
 	if (base < cb->tail_base) {	/* keep bases ordered (I10) */
-		rb_count(&cb->clock_backwards, 1);
+		rb_count(&cb->write_backwards, 1);
 		base = cb->tail_base;
 	}
 	rb_start_page(cb, page, q, base);
 	cb->prev_dropped = cb->tail_dropped;
 	cb->tail_dropped = rb_hdr(page)->dropped;
+	arch_rb_step(RB_STEP_S3);
 
 	/*S4*/ __atomic_store_n(&cb->tail_page, page, __ATOMIC_RELAXED);
 	__atomic_store_n(&cb->tail_base, base, __ATOMIC_RELAXED);
 	rb_set(&cb->tail_pos, q);
 	cb->tail_slot = i;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arch_rb_step(RB_STEP_S4);
 	/*S5*/ __atomic_store_n(&cb->write, (uint64_t)(uint32_t)q << 32, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	arch_local_or32(&cb->nest, RB_NEST_UNPUBLISHED);	/* I8 */
+	arch_rb_step(RB_STEP_S5);
 	ret = RB_SW_DONE;
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*S6*/ __atomic_store_n(&cb->switching, 0, __ATOMIC_RELAXED);
+	arch_rb_step(RB_STEP_S6);
 	return ret;
 }
 
@@ -440,6 +484,7 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 	}
 	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
 		/*A*/ w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
+		arch_rb_step(RB_STEP_SLOW_A);
 		if (rb_off(w0) > cb->cap) {
 			sw = rb_switch_page(cb, rb_gen(w0));
 			if (sw == RB_SW_DONE || sw == RB_SW_STALE)
@@ -450,8 +495,9 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 		base = __atomic_load_n(&cb->tail_base, __ATOMIC_RELAXED);
 		page = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
 		/*B*/ delta = arch_read_cycles() - base;
+		arch_rb_step(RB_STEP_SLOW_B);
 		if ((int64_t)delta < 0) {
-			rb_count(&cb->clock_backwards, 1);
+			rb_count(&cb->write_backwards, 1);
 			delta = 0;
 		}
 		if (delta < RB_DELTA_LIMIT)
@@ -470,7 +516,9 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 		} else {
 			w = arch_local_xadd(&cb->write, rec);
 		}
+		arch_rb_step(RB_STEP_SLOW_C);
 		/*D*/ if (w == w0 && rb_off(w) + rec <= cb->cap) {
+			arch_rb_step(RB_STEP_SLOW_D);
 			/*E*/ rp = page + RB_PAGE_HEADER_SIZE + rb_off(w);
 			if (ext == RB_EXTEND_SIZE) {
 				rb_store32(rp, rb_record_word(RB_KIND_EXTEND,
@@ -485,6 +533,7 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 			}
 			rp = rb_put_data(rp, len, delta);
 			arch_local_add32(&rb_hdr(page)->entries, 1);
+			arch_rb_step(RB_STEP_SLOW_E);
 			return (struct rb_reservation){ rp, 0 };
 		}
 		if (rb_settle(cb, w, rec)) {
@@ -540,6 +589,7 @@ void rb_publish(struct rb_cpu_buffer *cb)
 		/* Before reading the tail: a switch from here on sets it again. */
 		arch_local_and32(&cb->nest, ~RB_NEST_UNPUBLISHED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		arch_rb_step(RB_STEP_P1);
 		if (__atomic_load_n(&cb->state, __ATOMIC_RELAXED) == RB_STATE_STOPPED)
 			goto out;
 		cp = cb->commit_pos;
@@ -553,6 +603,7 @@ void rb_publish(struct rb_cpu_buffer *cb)
 				ring_buffer_stop(cb, "page header inconsistent at publish");
 				goto out;
 			}
+			arch_rb_step(RB_STEP_P2);
 		}
 		/*
 		 * P3: release; pairs with the acquire in ring_buffer_read_page()
@@ -561,7 +612,9 @@ void rb_publish(struct rb_cpu_buffer *cb)
 		 */
 		__atomic_store_n(&cb->commit_pos, tp, __ATOMIC_RELEASE);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		arch_rb_step(RB_STEP_P3);
 		/*P4*/ arch_local_and32(&cb->nest, ~RB_NEST_PUBLISH);
+		arch_rb_step(RB_STEP_P4);
 		if (!(rb_nest_load(cb) & RB_NEST_UNPUBLISHED))
 			return;
 	}
@@ -593,6 +646,7 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 		return rb_refuse_nesting(cb).err;
 	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arch_rb_step(RB_STEP_FLUSH);
 
 	for (round = 0; round < RB_FLUSH_ROUNDS; round++) {
 		w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
@@ -607,6 +661,7 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 			/* Close the page: a reservation that cannot fit makes
 			 * us its crosser, or finds it closed already (I2). */
 			w = arch_local_xadd(&cb->write, cb->cap + 1);
+			arch_rb_step(RB_STEP_FLUSH_CLOSE);
 			if (rb_off(w) <= cb->cap) {
 				page = rb_page_of_gen(cb, rb_gen(w));
 				if (page)
@@ -674,7 +729,10 @@ void ring_buffer_stats(const struct rb_cpu_buffer *cb, struct rb_stats *st)
 	st->lost = rb_get(&cb->lost);
 	st->pages_read = rb_get(&cb->pages_read);
 	st->voided = rb_get(&cb->voided);
-	st->clock_backwards = rb_get(&cb->clock_backwards);
+	st->write_backwards = rb_get(&cb->write_backwards);
+	st->read_backwards = rb_get(&cb->read_backwards);
+	st->clock_backwards = st->write_backwards + st->read_backwards;
+	st->bad_pages = rb_get(&cb->bad_pages);
 	st->claim_raced = rb_get(&cb->claim_raced);
 	st->read_raced = rb_get(&cb->read_raced);
 }

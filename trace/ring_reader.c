@@ -49,20 +49,69 @@ static inline void rb_bump(uint64_t *var, uint64_t n)
 	__atomic_store_n(var, *var + n, __ATOMIC_RELAXED);
 }
 
-/* Check the page we now own and report the events lost before it. */
+/*
+ * Walk the records of a page we own: each must be well formed, their count
+ * must be the header's entries, and no stamp may lie below the one before
+ * it in this CPU's stream (the previous page taken included; I10).  A clock
+ * that steps back is not the buffer's fault: it is counted and the page is
+ * flagged, and reading goes on.  Returns false for a malformed page.
+ */
+static bool rb_check_records(struct rb_cpu_buffer *cb, const uint8_t *page,
+			     uint32_t *backwards)
+{
+	const struct rb_page_header *hdr = (const struct rb_page_header *)page;
+	uint64_t prev = cb->rd_last_ts;
+	struct rb_page_iter it;
+	struct rb_event ev;
+	uint32_t n = 0;
+	int r;
+
+	*backwards = 0;
+	if (rb_page_iter_init(&it, page, cb->page_size) != RB_ITER_END)
+		return false;
+	if (hdr->base_ts < prev)
+		(*backwards)++;
+	prev = hdr->base_ts;
+	while ((r = rb_page_iter_next(&it, &ev)) == RB_ITER_EVENT) {
+		if (ev.ts < prev)
+			(*backwards)++;
+		prev = ev.ts;
+		n++;
+	}
+	if (r != RB_ITER_END || n != hdr->entries)
+		return false;
+	cb->rd_last_ts = prev;
+	return true;
+}
+
+/*
+ * Check the page we now own and report the events lost before it.
+ * Returns 1, or 0 if the page is unusable: recording stops (if it had not)
+ * and the caller skips the page, whose events the next page's seq then
+ * counts as lost.
+ */
 static int rb_take(struct rb_cpu_buffer *cb, uint64_t h, uint64_t s,
 		   struct rb_read *rd)
 {
 	uint8_t *page = cb->pages[rb_slot_id(s)];
 	struct rb_page_header *hdr = (struct rb_page_header *)page;
 	uint64_t overwritten, dropped, lost;
+	uint32_t backwards;
 
 	cb->reader_page = rb_slot_id(s);
 	if (hdr->pos != h - cb->nr_slots || hdr->commit > cb->cap ||
 	    hdr->version != RB_FORMAT_VERSION || hdr->seq < cb->rd_seq ||
 	    hdr->dropped < cb->rd_dropped) {
 		ring_buffer_stop(cb, "reader: page header inconsistent");
-		return -RB_ESTOPPED;
+		return 0;
+	}
+	if (!rb_check_records(cb, page, &backwards)) {
+		ring_buffer_stop(cb, "reader: page records malformed");
+		return 0;
+	}
+	if (backwards) {
+		hdr->flags |= RB_PAGE_CLOCK_BACK;
+		rb_bump(&cb->read_backwards, backwards);
 	}
 	overwritten = hdr->seq - cb->rd_seq;
 	dropped = hdr->dropped - cb->rd_dropped;
@@ -77,7 +126,6 @@ static int rb_take(struct rb_cpu_buffer *cb, uint64_t h, uint64_t s,
 	rb_bump(&cb->read_bytes, hdr->commit);
 	rb_bump(&cb->lost, lost);
 	rb_bump(&cb->pages_read, 1);
-	__atomic_store_n(&cb->read_pos, h + 1, __ATOMIC_RELAXED);
 
 	rd->page = page;
 	rd->page_size = cb->page_size;
@@ -95,9 +143,14 @@ int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd)
 	uint64_t cp, h, s, q;
 	int ret;
 
-	if (state != RB_STATE_RECORDING && state != RB_STATE_OFF) {
+	/*
+	 * After an integrity stop the pages completed before it are still
+	 * read (the evidence); commit_pos no longer moves (P1 sees the stop),
+	 * and each page is checked on its own as always.
+	 */
+	if (state == RB_STATE_NONE) {
 		__atomic_fetch_add(&cb->refused, 1, __ATOMIC_RELAXED);
-		return state == RB_STATE_STOPPED ? -RB_ESTOPPED : -RB_ENOBUF;
+		return -RB_ENOBUF;
 	}
 	if (__atomic_exchange_n(&cb->reader_busy, 1, __ATOMIC_ACQUIRE))
 		return -RB_EBUSY;
@@ -108,6 +161,7 @@ int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd)
 	for (tries = 0; tries < RB_READ_TRIES; tries++) {
 		/*R1*/ cp = __atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE);
 		/* acquire; pairs with the release in rb_publish() (P3) */
+		arch_rb_step(RB_STEP_R1);
 		if (cb->mode == RB_MODE_OVERWRITE && h + n <= cp)
 			h = cp - n + 1;	/* all before it reclaimed (I4, I5) */
 		if (h >= cp) {
@@ -115,6 +169,7 @@ int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd)
 			break;
 		}
 		/*R2*/ s = __atomic_load_n(&cb->slots[h % n], __ATOMIC_ACQUIRE);
+		arch_rb_step(RB_STEP_R2);
 		q = rb_slot_pos(s);
 		if (q > h) {
 			/* Overwritten: the writer is at least one lap ahead (I5). */
@@ -140,13 +195,20 @@ int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd)
 		if (__atomic_compare_exchange_n(&cb->slots[h % n], &s,
 						rb_slot_make(h, true, cb->reader_page), false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			arch_rb_step(RB_STEP_R3);
 			ret = rb_take(cb, h, s, rd);
-			break;
+			h++;
+			if (ret == 1)
+				break;
+			/* Unusable page: now ours, skipped; its events count as
+			 * lost on the next page taken.  Try that one. */
+			rb_bump(&cb->bad_pages, 1);
+			ret = -RB_ESTOPPED;
+			continue;
 		}
 		rb_bump(&cb->read_raced, 1);
 	}
-	if (ret != 1)
-		__atomic_store_n(&cb->read_pos, h, __ATOMIC_RELAXED);
+	__atomic_store_n(&cb->read_pos, h, __ATOMIC_RELAXED);
 
 	/* release; pairs with the acquire of the next reader's exchange */
 	__atomic_store_n(&cb->reader_busy, 0, __ATOMIC_RELEASE);

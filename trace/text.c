@@ -19,6 +19,10 @@
  *
  * The cursors live in the caller's scratch memory; a line is built in a
  * buffer on the stack (TEXT_LINE_MAX bytes) and handed to the sink whole.
+ *
+ * The rule for how far a CPU's clock is trusted (trace_clock_check(),
+ * trace_clock_state()) lives here too, so that the kernel, which prints
+ * through this file, and the decoder apply the same one.
  */
 #include <stdarg.h>
 
@@ -129,6 +133,125 @@ const char *trace_ctx_name(uint32_t ctx)
 	return ctx < 4 ? trace_ctx_names[ctx] : "?";
 }
 
+/* ---- clocks ---- */
+
+static void why_put(char *why, size_t len, const char *fmt, ...) __printf(3, 4);
+
+static void why_put(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	kvsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+static bool conv_all_zero(const struct clock_conv *v)
+{
+	return !v->cycle_base && !v->ns_base && !v->ns_frac && !v->offset_ns && !v->hz &&
+	       !v->max_cycles && !v->mult && !v->shift;
+}
+
+/*
+ * floor(cycles * 10^9 / hz) for hz in 1 .. CLOCK_HZ_MAX, saturating at
+ * UINT64_MAX, without a 128-bit division (the kernel links no libgcc):
+ *   cycles = q * hz + r,        r < hz <= CLOCK_HZ_MAX < 2^35
+ *   r * 10^4 = a * hz + b,      r * 10^4 < 2^49, b < hz
+ *   floor(r * 10^9 / hz) = a * 10^5 + floor(b * 10^5 / hz),  b * 10^5 < 2^52
+ * and the result is q * 10^9 plus that (below 10^9).
+ */
+static uint64_t clk_cycles_to_ns_floor(uint64_t cycles, uint64_t hz)
+{
+	uint64_t q = cycles / hz, r = cycles % hz;
+	uint64_t a = r * 10000u / hz, b = r * 10000u % hz;
+	uint64_t frac = a * 100000u + b * 100000u / hz;
+
+	if (q > (UINT64_MAX - frac) / CLOCK_NSEC_PER_SEC)
+		return UINT64_MAX;
+	return q * CLOCK_NSEC_PER_SEC + frac;
+}
+
+static uint64_t clk_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t clk_abs(int64_t v)
+{
+	return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+}
+
+int trace_clock_check(const struct dump_clock *c, char *why, size_t len)
+{
+	const struct clock_conv *v = &c->conv;
+	unsigned __int128 exact, made;
+	uint64_t span, allowed;
+
+	if (why && len)
+		why[0] = 0;
+	if (v->mult == 0) {
+		if (conv_all_zero(v))
+			why_put(why, len, "no conversion (all zero)%s",
+				(c->flags & DUMP_CLOCK_TRUSTED) ? ", yet flagged trusted" : "");
+		else
+			why_put(why, len, "mult=0: no conversion");
+		return -1;
+	}
+	if (clock_conv_check(v)) {
+		if (v->shift > CLOCK_SHIFT_MAX)
+			why_put(why, len, "shift=%u is above %u", v->shift, CLOCK_SHIFT_MAX);
+		else
+			why_put(why, len, "ns_frac=%llu is not below 2^shift (shift=%u)",
+				(unsigned long long)v->ns_frac, v->shift);
+		return -1;
+	}
+	if (v->hz == 0 || v->hz > CLOCK_HZ_MAX) {
+		why_put(why, len, "hz=%llu with mult=%u: hz is not in 1..%llu",
+			(unsigned long long)v->hz, v->mult, CLOCK_HZ_MAX);
+		return -1;
+	}
+	/*
+	 * mult = round(10^9 * 2^shift / hz) (clock_calc_mult_shift()): within
+	 * one of the exact quotient, so |mult * hz - 10^9 * 2^shift| < hz.
+	 * Both products are below 2^94.
+	 */
+	exact = (unsigned __int128)CLOCK_NSEC_PER_SEC << v->shift;
+	made = (unsigned __int128)v->mult * v->hz;
+	if ((made > exact ? made - exact : exact - made) >= v->hz) {
+		why_put(why, len, "mult=%u shift=%u is not 10^9 * 2^shift / hz rounded "
+			"(hz=%llu)", v->mult, v->shift, (unsigned long long)v->hz);
+		return -1;
+	}
+	if (c->skew_uncert_cycles < 0) {
+		why_put(why, len, "skew_uncert_cycles=%lld is negative",
+			(long long)c->skew_uncert_cycles);
+		return -1;
+	}
+	/* |skew| <= 2^63 and uncert < 2^63: the sum fits. */
+	span = clk_cycles_to_ns_floor(clk_abs(c->skew_cycles) + (uint64_t)c->skew_uncert_cycles,
+				      v->hz);
+	allowed = clk_sat_add(clk_sat_add(span, span / 1000000u * TRACE_CLOCK_OFFSET_SLACK_PPM),
+			      TRACE_CLOCK_OFFSET_SLACK_NS);
+	if (clk_abs(v->offset_ns) > allowed) {
+		why_put(why, len, "offset_ns=%lld is more than the measured skew explains "
+			"(%lld +- %lld cycles at %llu Hz: at most %llu ns with slack)",
+			(long long)v->offset_ns, (long long)c->skew_cycles,
+			(long long)c->skew_uncert_cycles, (unsigned long long)v->hz,
+			(unsigned long long)allowed);
+		return -1;
+	}
+	return 0;
+}
+
+uint32_t trace_clock_state(const struct dump_clock *c)
+{
+	if (trace_clock_check(c, 0, 0))
+		return TRACE_CLOCK_INVALID;
+	return (c->flags & DUMP_CLOCK_TRUSTED) ? TRACE_CLOCK_TRUSTED : TRACE_CLOCK_UNTRUSTED;
+}
+
 /* ---- cursors ---- */
 
 static void cursor_reset(struct text_cursor *k, const struct trace_text_cpu *c)
@@ -214,6 +337,22 @@ static struct text_cursor *cursor_pick(struct text_cursor *ks, uint32_t n)
 
 /* ---- lines ---- */
 
+/* A CPU's clock state, an unknown value taken as the worst known. */
+static uint32_t clock_state(const struct trace_text_cpu *c)
+{
+	return c->clock_state <= TRACE_CLOCK_INVALID ? c->clock_state : TRACE_CLOCK_INVALID;
+}
+
+/* Selected CPUs whose clock is invalid. */
+static uint32_t count_invalid(const struct text_cursor *ks, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += clock_state(ks[i].c) == TRACE_CLOCK_INVALID;
+	return k;
+}
+
 static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t n,
 		       const struct trace_sink *out)
 {
@@ -221,10 +360,11 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 		[TRACE_CLOCK_TRUSTED] = "",
 		[TRACE_CLOCK_UNTRUSTED] = " clock=untrusted",
 		[TRACE_CLOCK_MISSING] = " clock=missing",
+		[TRACE_CLOCK_INVALID] = " clock=invalid",
 	};
 	struct text_line l = { .len = 0 };
 	uint64_t in_buffer = 0, written = 0;
-	uint32_t i, seen = 0;
+	uint32_t i, seen = 0, noted = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct dump_stats *st = ks[i].c->stats;
@@ -252,8 +392,10 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 				 (unsigned long long)st->read, (unsigned long long)st->lost);
 		else
 			line_add(&l, " stats=missing");
-		line_add(&l, "%s", clock_notes[c->clock_state <= TRACE_CLOCK_MISSING ?
-					       c->clock_state : TRACE_CLOCK_MISSING]);
+		if (st && st->clock_backwards)
+			line_add(&l, " clock_backwards=%llu",
+				 (unsigned long long)st->clock_backwards);
+		line_add(&l, "%s", clock_notes[clock_state(c)]);
 		if (st && st->state == DUMP_STATE_STOPPED)
 			line_add(&l, " state=stopped reason=\"%.*s\"",
 				 DUMP_STOP_REASON_MAX - 1, st->stop_reason);
@@ -263,8 +405,7 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 	}
 	/* Say why some lines carry 'U'. */
 	for (i = 0; i < n; i++)
-		seen |= 1u << (ks[i].c->clock_state <= TRACE_CLOCK_MISSING ?
-			       ks[i].c->clock_state : TRACE_CLOCK_MISSING);
+		seen |= 1u << clock_state(ks[i].c);
 	if (seen & (1u << TRACE_CLOCK_UNTRUSTED)) {
 		line_add(&l, "# U: clock=untrusted: the kernel could not bound this CPU's TSC "
 			 "skew, or its TSC went backwards; its times may be off against other CPUs'");
@@ -273,6 +414,23 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 	if (seen & (1u << TRACE_CLOCK_MISSING)) {
 		line_add(&l, "# U: clock=missing: the dump lacks this CPU's conversion; its times "
 			 "use a stand-in and may be off against other CPUs'");
+		line_put(&l, out);
+	}
+	/* What is wrong differs from CPU to CPU: one line each, if known. */
+	for (i = 0; i < n; i++) {
+		const struct trace_text_cpu *c = ks[i].c;
+
+		if (clock_state(c) != TRACE_CLOCK_INVALID || !c->clock_note)
+			continue;
+		line_add(&l, "# U: clock=invalid: cpu %u: %s and may be off against other CPUs'",
+			 c->cpu, c->clock_note);
+		line_put(&l, out);
+		noted++;
+	}
+	if ((seen & (1u << TRACE_CLOCK_INVALID)) && noted < count_invalid(ks, n)) {
+		line_add(&l, "# U: clock=invalid: the conversion in this CPU's CLOCK is unusable "
+			 "or its offset unexplained; its times may be wrong and off against "
+			 "other CPUs'");
 		line_put(&l, out);
 	}
 	line_add(&l, "#");

@@ -1,8 +1,17 @@
 /*
  * HPET main counter as a calibration reference (IA-PC HPET specification
  * 1.0a). The counter period is in the capabilities register, in
- * femtoseconds; the specification bounds it to (0, 100 ns]. A 32-bit
- * counter wraps (every ~43 s at 100 MHz): windows use modular deltas.
+ * femtoseconds; the specification bounds it to (0, 100 ns], and we refuse
+ * periods below 100 ps (10 GHz) as Linux does: no HPET counts that fast,
+ * and a window of a period that small would wait for ever.  The period is
+ * what the firmware's hardware says, not a fact: calibration checks it
+ * against the PIT and PM timer (tsc.c), whose rates are architectural.
+ * A 32-bit counter wraps (every ~43 s at 100 MHz): windows use modular
+ * deltas, and a window longer than half the wrap is refused.
+ *
+ * inject.hpet_period_fs= (a test facility) makes the kernel take the
+ * capabilities register to report that period, as a misreporting HPET
+ * would.
  *
  * A window reads the counter bracketed by rdtsc at both ends; each end is
  * then known to within its bracket (midpoints used), and the count to one
@@ -12,6 +21,8 @@
 #include <arch/cpu.h>
 #include <arch/io.h>
 #include <arch/timers.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
 
 #define HPET_CAP		0x000	/* general capabilities and ID */
 #define HPET_CONF		0x010	/* general configuration */
@@ -20,11 +31,18 @@
 #define CAP_PERIOD_SHIFT	32
 #define CONF_ENABLE		(1ull << 0)
 #define PERIOD_MAX_FS		100000000ull	/* 100 ns */
+#define PERIOD_MIN_FS		100000ull	/* 100 ps */
 #define WAIT_LIMIT		400000000ull	/* reads before giving up */
 
 static uint64_t base;		/* MMIO base, 0 = not usable */
 static uint64_t period_fs;	/* counter tick, femtoseconds */
 static bool is64;		/* 64-bit main counter */
+
+static uint64_t inject_period_fs;	/* inject.hpet_period_fs=, 0 = none */
+CMDLINE_OPTION(inject_hpet_period, .name = "inject.hpet_period_fs", .type = OPT_UINT,
+	       .var = &inject_period_fs, .min = 1, .max = 0xFFFFFFFFull,
+	       .help = "test facility: take the HPET to report this counter period (fs), "
+		       "as a misreporting one would");
 
 const char *hpet_init(uint64_t mmio)
 {
@@ -34,9 +52,19 @@ const char *hpet_init(uint64_t mmio)
 	if (!mmio || mmio & 0x3FF)
 		return "HPET address is missing or misaligned";
 	cap = mmio_read64(mmio + HPET_CAP);
+	if (cap == ~0ull)
+		return "HPET registers read all ones (not an HPET?)";
 	period_fs = cap >> CAP_PERIOD_SHIFT;
-	if (cap == ~0ull || period_fs == 0 || period_fs > PERIOD_MAX_FS)
-		return "HPET counter period is impossible (not an HPET?)";
+	if (inject_period_fs) {
+		printk("hpet: inject.hpet_period_fs=%llu: taking the counter period to be "
+		       "%llu fs (it reports %llu)\n", (unsigned long long)inject_period_fs,
+		       (unsigned long long)inject_period_fs, (unsigned long long)period_fs);
+		period_fs = inject_period_fs;
+	}
+	if (period_fs == 0 || period_fs > PERIOD_MAX_FS)
+		return "HPET counter period is impossible: not in (0, 100 ns]";
+	if (period_fs < PERIOD_MIN_FS)
+		return "HPET counter period is below 100 ps: no HPET counts that fast";
 	is64 = cap & CAP_COUNT_SIZE_64;
 	mmio_write64(mmio + HPET_CONF, mmio_read64(mmio + HPET_CONF) | CONF_ENABLE);
 	base = mmio;
@@ -65,14 +93,16 @@ static uint64_t delta(uint64_t a, uint64_t b)
 	return is64 ? b - a : (uint32_t)(b - a);
 }
 
-const char *hpet_window(struct calib_window *w, uint64_t window_ns)
+const char *hpet_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles)
 {
-	uint64_t want = window_ns * 1000000ull / period_fs;
+	uint64_t want = (uint64_t)((unsigned __int128)window_ns * 1000000ull / period_fs);
 	uint64_t t0a, t0b, t1a, t1b, h0, h1 = 0;
 	uint64_t i;
 
 	if (!base)
 		return "no HPET";
+	if (!is64 && want >= 1ull << 31)
+		return "window too long for the HPET's 32-bit counter";
 	t0a = rdtsc();
 	h0 = hpet_read();
 	t0b = rdtsc();
@@ -82,6 +112,8 @@ const char *hpet_window(struct calib_window *w, uint64_t window_ns)
 		t1b = rdtsc();
 		if (delta(h0, h1) >= want)
 			break;
+		if (max_cycles && t1b - t0a > max_cycles)
+			return "HPET window took far longer than its period says (period wrong?)";
 	}
 	if (i == WAIT_LIMIT)
 		return "HPET window never ended";

@@ -1,7 +1,7 @@
 /*
- * IDT: all 256 vectors point at the stubs in isr.asm; trap_dispatch() sends
- * each to its registered handler. Exceptions without a handler are fatal:
- * they print the register dump (traps.c) and leave QEMU with failure.
+ * IDT: all 256 vectors point at the stubs in isr.asm, which call
+ * trap_dispatch() (traps.c). The double fault, NMI and machine check run on
+ * stacks of their own (IST entries of the per-CPU TSS).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -32,7 +32,6 @@ struct desc_ptr {
 extern const uint64_t isr_stub_table[256];
 
 static struct idt_gate idt[256] __aligned(16);
-static trap_handler_t handlers[256];
 
 static void set_gate(unsigned v, uint64_t addr, uint8_t ist)
 {
@@ -60,54 +59,4 @@ void idt_init(void)
 	idt[VEC_DF].ist = 2;
 	idt[VEC_MC].ist = 3;
 	idt_load();
-}
-
-trap_handler_t trap_get_handler(unsigned vector)
-{
-	return vector < 256 ? handlers[vector] : NULL;
-}
-
-void trap_set_handler(unsigned vector, trap_handler_t h)
-{
-	if (vector < 256)
-		handlers[vector] = h;
-}
-
-void trap_dispatch(struct trap_frame *f);
-
-/*
- * The one entry for every vector. It keeps the per-CPU nesting depths that
- * tracing uses to tell which context a writer runs in (task, IRQ, NMI),
- * and is the place to instrument interrupt entry and exit.
- */
-void trap_dispatch(struct trap_frame *f)
-{
-	trap_handler_t h = f->vector < 256 ? handlers[f->vector] : 0;
-	struct percpu *pc = this_cpu();
-
-	if (h) {
-		struct trace_ctx saved = pc->trace;
-
-		if (f->vector == VEC_NMI) {
-			pc->nmi_depth++;
-			pc->nmi_count++;
-			pc->trace = trace_ctx_of(TRACE_LEVEL_NMI);
-			h(f);
-			pc->trace = saved;
-			pc->nmi_depth--;
-		} else if (f->vector >= VEC_FIRST_IRQ) {
-			pc->irq_depth++;
-			pc->irq_count++;
-			pc->trace = trace_ctx_of(TRACE_LEVEL_IRQ);
-			h(f);
-			pc->trace = saved;
-			pc->irq_depth--;
-		} else {
-			h(f);
-		}
-		return;
-	}
-	if (f->vector < VEC_FIRST_IRQ)
-		trap_fatal(f, "unhandled exception");
-	trap_fatal(f, "unexpected interrupt");
 }

@@ -1,8 +1,13 @@
 /*
- * In-kernel test of the calibrated clock against an independent timer:
- * over 100 ms of HPET time, the TSC delta converted to ns must match the
- * HPET's ns within the calibration's stated bound (plus the rdtsc
- * brackets around the HPET reads and 1 ns of conversion rounding).
+ * In-kernel test of the calibrated clock against a reference other than
+ * the one calibration chose, so that a reference that wins wrongly (an
+ * HPET misreporting its period, say) cannot vouch for itself.  The other
+ * reference is one whose rate the architecture fixes: the PM timer, or the
+ * PIT when the PM timer won or is absent.  Over one window of it, the TSC
+ * delta converted to ns by the boot CPU's conversion must match the
+ * reference's ns within: the calibration's bound and tolerance, the other
+ * reference's own window bound and tolerance, the window's brackets, and
+ * 1 ns of rounding.
  */
 #include <stdint.h>
 #include <arch/cpu.h>
@@ -10,40 +15,55 @@
 #include <arch/tsc.h>
 #include "kernel/console.h"
 #include "kernel/ktest.h"
+#include "kernel/kstring.h"
 
-#define WINDOW_NS	100000000ull
+#define WINDOW_NS	100000000ull	/* PM timer window */
+#define PIT_STEPS	200		/* PIT window: 200 * 256 ticks = 42.9 ms */
+#define OTHER_TOL_PPB	100000ull	/* PIT and PM timer: 100 ppm (tsc.c) */
+#define PPB		1000000000ull
 
-KTEST(tsc_matches_hpet_100ms)
+KTEST(tsc_matches_other_reference)
 {
-	uint64_t t0a, t0b, t1a, t1b, h0, h1, ticks;
+	struct calib_window w;
+	const char *name, *why;
+	uint64_t hz, err, ref_ns, allowed_ppb, diff_ns, allowed_ns;
 	int64_t n0, n1;
-	uint64_t hpet_ns, tsc_ns, diff, allowed, bracket_ns;
+	uint64_t t0, t1, tsc_ns;
 
 	if (!tsc.hz)
 		return "the TSC is not calibrated";
-	if (!hpet_ready())
-		return KT_SKIP("no HPET");
-	ticks = WINDOW_NS * 1000000ull / hpet_period_fs();
-	t0a = rdtsc();
-	h0 = hpet_read();
-	t0b = rdtsc();
-	do {
-		t1a = rdtsc();
-		h1 = hpet_read();
-		t1b = rdtsc();
-	} while (h1 - h0 < ticks && (hpet_is_64bit() || (uint32_t)(h1 - h0) < ticks));
-	KT_ASSERT(!clock_latch_cycles_to_ns(&tsc_clock_boot, t0a + (t0b - t0a) / 2, &n0));
-	KT_ASSERT(!clock_latch_cycles_to_ns(&tsc_clock_boot, t1a + (t1b - t1a) / 2, &n1));
-	hpet_ns = (uint64_t)((unsigned __int128)(hpet_is_64bit() ? h1 - h0 : (uint32_t)(h1 - h0)) *
-			     hpet_period_fs() / 1000000);
+	if (!strcmp(tsc.ref, "user"))
+		return KT_SKIP("tsc_hz= set the frequency by hand");
+	if (tsc.ref_id != TSC_REF_PMTIMER && pmtimer_ready()) {
+		name = "pmtimer";
+		why = pmtimer_window(&w, WINDOW_NS, tsc_window_deadline(WINDOW_NS));
+	} else {
+		name = "pit";
+		why = pit_window_msb(&w, PIT_STEPS);
+	}
+	if (why)
+		return KT_SKIP("the other reference's window failed");
+	KT_ASSERT(calib_window_eval(&w, &hz, &err));
+	/* Frequencies: both may be right only within both bounds and tolerances. */
+	allowed_ppb = tsc.err_ppb + tsc.tol_ppb + err + OTHER_TOL_PPB;
+	/* Times: the window's middle-of-bracket ends, converted. */
+	t0 = 1000000;	/* any anchor: the conversion is linear */
+	t1 = t0 + w.tsc_delta;
+	KT_ASSERT(!clock_latch_cycles_to_ns(&tsc_clock_boot, t0, &n0));
+	KT_ASSERT(!clock_latch_cycles_to_ns(&tsc_clock_boot, t1, &n1));
 	tsc_ns = (uint64_t)(n1 - n0);
-	diff = tsc_ns > hpet_ns ? tsc_ns - hpet_ns : hpet_ns - tsc_ns;
-	bracket_ns = (uint64_t)((unsigned __int128)((t0b - t0a) + (t1b - t1a)) * 1000000000ull / tsc.hz) / 2;
-	allowed = (uint64_t)((unsigned __int128)hpet_ns * tsc.err_ppb / 1000000000ull) +
-		  bracket_ns + hpet_period_fs() / 1000000 + 1;
-	printk("ktest: tsc_ns=%llu hpet_ns=%llu diff_ns=%llu allowed_ns=%llu\n",
-	       (unsigned long long)tsc_ns, (unsigned long long)hpet_ns,
-	       (unsigned long long)diff, (unsigned long long)allowed);
-	KT_ASSERT(diff <= allowed);
+	ref_ns = (uint64_t)((unsigned __int128)w.ref_ticks * w.ref_period_fs / 1000000ull);
+	diff_ns = tsc_ns > ref_ns ? tsc_ns - ref_ns : ref_ns - tsc_ns;
+	allowed_ns = (uint64_t)((unsigned __int128)ref_ns * allowed_ppb / PPB) +
+		     (uint64_t)((unsigned __int128)w.tsc_uncert * PPB / tsc.hz) + 1;
+	printk("ktest: tsc ref=%s freq_hz=%llu against ref=%s freq_hz=%llu: diff_ppm=%llu.%03llu "
+	       "allowed_ppm=%llu.%03llu; window ref_ns=%llu tsc_ns=%llu\n", tsc.ref,
+	       (unsigned long long)tsc.hz, name, (unsigned long long)hz,
+	       (unsigned long long)(calib_diff_ppb(tsc.hz, hz) / 1000),
+	       (unsigned long long)(calib_diff_ppb(tsc.hz, hz) % 1000),
+	       (unsigned long long)(allowed_ppb / 1000), (unsigned long long)(allowed_ppb % 1000),
+	       (unsigned long long)ref_ns, (unsigned long long)tsc_ns);
+	KT_ASSERT(calib_diff_ppb(tsc.hz, hz) <= allowed_ppb);
+	KT_ASSERT(diff_ns <= allowed_ns);
 	return NULL;
 }

@@ -63,42 +63,52 @@ static void load_mode0(uint16_t count, bool gate)
 	outb(PIT_CH2, count >> 8);
 }
 
-/* Wait for the high byte to leave `from`; returns the step's bracket. */
-static bool wait_msb_step(uint8_t from, uint64_t *mid, uint64_t *width, uint8_t *now)
+/*
+ * Wait for the high byte to leave `from`; returns the step's bracket.
+ * *seen is the rdtsc taken just before the last read that saw `from`
+ * (by us or by the caller): the step happened after it and before the
+ * rdtsc after the read that sees the new value.  Starting the bracket
+ * anywhere later (at our own entry, say) would let a stall between that
+ * read and our first one escape it.  On return *seen is the rdtsc before
+ * the read that saw the new value.
+ */
+static bool wait_msb_step(uint8_t from, uint64_t *seen, uint64_t *mid, uint64_t *width,
+			  uint8_t *now)
 {
-	uint64_t prev_t0 = rdtsc();
-
 	for (uint32_t i = 0; i < POLL_LIMIT; i++) {
 		uint64_t t0 = rdtsc();
 		uint8_t msb = read_count() >> 8;
 		uint64_t t1 = rdtsc();
 		if (msb != from) {
-			*width = t1 - prev_t0;
-			*mid = prev_t0 + *width / 2;
+			*width = t1 - *seen;
+			*mid = *seen + *width / 2;
 			*now = msb;
+			*seen = t0;
 			return true;
 		}
-		prev_t0 = t0;
+		*seen = t0;
 	}
 	return false;
 }
 
 const char *pit_window_msb(struct calib_window *w, unsigned msb_steps)
 {
-	uint64_t mid0, wid0, mid1, wid1;
+	uint64_t mid0, wid0, mid1, wid1, seen;
 	uint8_t msb0, msb1;
 
 	if (msb_steps == 0 || msb_steps > 250)
 		return "msb_steps out of range";
 	load_mode0(0xFFFF, true);
 	/* First step: synchronise with an edge (the reload may be partial). */
-	if (!wait_msb_step(read_count() >> 8, &mid0, &wid0, &msb0))
+	seen = rdtsc();
+	msb0 = read_count() >> 8;
+	if (!wait_msb_step(msb0, &seen, &mid0, &wid0, &msb0))
 		return "the PIT counter does not move (no PIT?)";
-	if (!wait_msb_step(msb0, &mid0, &wid0, &msb0))
+	if (!wait_msb_step(msb0, &seen, &mid0, &wid0, &msb0))
 		return "the PIT counter stopped";
 	msb1 = msb0;
 	for (unsigned step = 0; step < msb_steps; step++)
-		if (!wait_msb_step(msb1, &mid1, &wid1, &msb1))
+		if (!wait_msb_step(msb1, &seen, &mid1, &wid1, &msb1))
 			return "the PIT counter stopped";
 	/* A stall longer than 256 ticks skips a step: the count is then wrong. */
 	if (msb1 != (uint8_t)(msb0 - msb_steps))

@@ -29,7 +29,7 @@ void pmtimer_init(uint16_t p, unsigned bits)
 
 bool pmtimer_ready(void) { return port != 0; }
 
-const char *pmtimer_window(struct calib_window *w, uint64_t window_ns)
+const char *pmtimer_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles)
 {
 	uint64_t want = window_ns * PMTIMER_HZ / 1000000000ull;
 	uint64_t t0a, t0b, t1a, t1b, i;
@@ -48,6 +48,8 @@ const char *pmtimer_window(struct calib_window *w, uint64_t window_ns)
 		t1b = rdtsc();
 		if (((p1 - p0) & mask) >= want)
 			break;
+		if (max_cycles && t1b - t0a > max_cycles)
+			return "PM timer window took far longer than its rate says";
 	}
 	if (i == WAIT_LIMIT)
 		return "PM timer window never ended";

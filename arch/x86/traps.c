@@ -1,4 +1,8 @@
 /*
+ * Traps: trap_dispatch(), the one entry from every vector's stub, sends
+ * each vector to its registered handler and keeps the per-CPU context the
+ * tracer reads; exceptions and interrupts without a handler are fatal.
+ *
  * Fatal exceptions: print everything a person needs to find the bug
  * (vector and name, error code, RIP, RSP, CR2, all general registers, a
  * frame-pointer backtrace with symbol names), then leave with failure.
@@ -8,9 +12,11 @@
  * address. Each step is checked (aligned, inside the identity map, moving up
  * the stack) so a corrupt chain ends the walk rather than faulting again.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
+#include <arch/percpu.h>
 #include <arch/trap.h>
 #include "kernel/console.h"
 #include "kernel/ksyms.h"
@@ -101,4 +107,56 @@ void trap_fatal(struct trap_frame *f, const char *why)
 	backtrace(f->rbp);
 	printk("PANIC: end of report\n");
 	machine_exit(false);
+}
+
+/* ---- dispatch ---- */
+
+static trap_handler_t handlers[256];
+
+trap_handler_t trap_get_handler(unsigned vector)
+{
+	return vector < 256 ? handlers[vector] : NULL;
+}
+
+void trap_set_handler(unsigned vector, trap_handler_t h)
+{
+	if (vector < 256)
+		handlers[vector] = h;
+}
+
+/*
+ * The one entry for every vector. It keeps the per-CPU nesting depths that
+ * tracing uses to tell which context a writer runs in (task, IRQ, NMI),
+ * and is the place to instrument interrupt entry and exit.
+ */
+void trap_dispatch(struct trap_frame *f)
+{
+	trap_handler_t h = f->vector < 256 ? handlers[f->vector] : 0;
+	struct percpu *pc = this_cpu();
+
+	if (h) {
+		struct trace_ctx saved = pc->trace;
+
+		if (f->vector == VEC_NMI) {
+			pc->nmi_depth++;
+			pc->nmi_count++;
+			pc->trace = trace_ctx_of(TRACE_LEVEL_NMI);
+			h(f);
+			pc->trace = saved;
+			pc->nmi_depth--;
+		} else if (f->vector >= VEC_FIRST_IRQ) {
+			pc->irq_depth++;
+			pc->irq_count++;
+			pc->trace = trace_ctx_of(TRACE_LEVEL_IRQ);
+			h(f);
+			pc->trace = saved;
+			pc->irq_depth--;
+		} else {
+			h(f);
+		}
+		return;
+	}
+	if (f->vector < VEC_FIRST_IRQ)
+		trap_fatal(f, "unhandled exception");
+	trap_fatal(f, "unexpected interrupt");
 }

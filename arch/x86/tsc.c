@@ -10,11 +10,28 @@
  *    disturbed are rejected and retried, up to TSC_MAX_TRIES;
  *  - the median round's frequency, with a bound widened to half the
  *    rounds' spread (trace/calib.c).
- * The reference with the smallest bound wins. Every other reference is
- * cross-checked against it: disagreement beyond the sum of both bounds is
- * reported; beyond TSC_WILD_PPB the other reference is also declared
- * broken. tsc.refine_ms=N then measures one long window against the
- * winner (HPET or PM timer; the PIT cannot time more than 54 ms).
+ * Each result carries two figures: err, the measurement against the
+ * reference (brackets, quantisation, spread), and tol, the tolerance of
+ * the reference's own oscillator, which no measurement against it can
+ * see.  The winner is chosen by consensus, not by the smallest err alone
+ * (calib_consensus()): the largest group of references that pairwise agree
+ * within err + tol is trusted, and a reference outside it is not used,
+ * however small its err.  Between two that disagree, a rate fixed by the
+ * architecture (PIT, PM timer) outranks one the firmware or the hardware
+ * reports (HPET period, CPUID crystal).  tsc.refine_ms=N then measures one
+ * long window against the winner (HPET or PM timer; the PIT cannot time
+ * more than 54 ms).
+ *
+ * Tolerances assumed:
+ *  - PIT and PM timer: 100 ppm. Both count a 14.31818 MHz crystal's
+ *    output (divided by 12 and by 4); PC boards' crystals are specified at
+ *    50-100 ppm, and neither the 8254 nor the ACPI specification promises
+ *    more.
+ *  - HPET: 500 ppm, the IA-PC HPET specification's +-0.05% over intervals
+ *    of 1 ms or more.
+ *  - CPUID 0x15/0x16: 100 ppm for the crystal (0x15 gives its nominal
+ *    frequency exactly, so err is 0; 0x16's MHz figure adds +-0.5 MHz of
+ *    rounding to err).
  * tsc_hz= skips all of this. With no usable reference the kernel says so
  * and leaves stamps as unconverted cycles rather than invent a frequency.
  */
@@ -25,6 +42,7 @@
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/kprintf.h"
 #include "kernel/kstring.h"
 
 #define TSC_ROUNDS		3
@@ -32,11 +50,15 @@
 #define TSC_WINDOW_NS		50000000ull	/* 50 ms */
 #define PIT_MSB_STEPS		200		/* 200 * 256 ticks = 42.9 ms */
 #define PIT_GATE_TICKS		59659		/* 50.0 ms */
-#define TSC_WILD_PPB		10000000ull	/* 1%: a reference this far off is broken */
 #define CPUID_CRYSTAL_PPB	100000ull	/* nominal crystal tolerance, 100 ppm */
 
-enum { REF_PIT, REF_HPET, REF_PMTIMER, REF_CPUID, NREFS };
+enum { REF_PIT = TSC_REF_PIT, REF_HPET = TSC_REF_HPET, REF_PMTIMER = TSC_REF_PMTIMER,
+       REF_CPUID = TSC_REF_CPUID, NREFS };
 static const char *const ref_names[NREFS] = { "pit", "hpet", "pmtimer", "cpuid" };
+/* The oscillators' tolerances (see the head of this file) and which rates
+ * the architecture fixes. */
+static const uint64_t ref_tol_ppb[NREFS] = { 100000, 500000, 100000, CPUID_CRYSTAL_PPB };
+static const bool ref_fixed_rate[NREFS] = { true, false, true, false };
 
 static const char *const clock_choices[] = { "auto", "pit", "hpet", "pmtimer", "cpuid", NULL };
 static int clock_choice;		/* index in clock_choices; 0 = auto */
@@ -127,14 +149,30 @@ static void detect_references(void)
 		refs[REF_CPUID].present = true;
 }
 
+/* The PIT's result, once measured: bounds the other references' waits. */
+static uint64_t provisional_hz;
+
+/*
+ * TSC cycles a window of window_ns may take before it is abandoned: four
+ * times its length plus 10 ms at the provisional rate (slack for emulator
+ * stalls), or 0 (no time bound, only a read count) before there is one.
+ */
+uint64_t tsc_window_deadline(uint64_t window_ns)
+{
+	if (!provisional_hz)
+		return 0;
+	return (uint64_t)((unsigned __int128)(4 * window_ns + 10000000ull) * provisional_hz /
+			  1000000000ull);
+}
+
 /* One window of reference i. */
 static const char *window(int i, struct calib_window *w)
 {
 	switch (i) {
 	case REF_HPET:
-		return hpet_window(w, TSC_WINDOW_NS);
+		return hpet_window(w, TSC_WINDOW_NS, tsc_window_deadline(TSC_WINDOW_NS));
 	case REF_PMTIMER:
-		return pmtimer_window(w, TSC_WINDOW_NS);
+		return pmtimer_window(w, TSC_WINDOW_NS, tsc_window_deadline(TSC_WINDOW_NS));
 	default:
 		return "no window method";
 	}
@@ -202,6 +240,8 @@ static void measure_pit(struct ref *ref)
 	}
 	ref->measured = true;
 	ref->r = (!e1 && (e2 || msb.err_ppb <= gate.err_ppb)) ? msb : gate;
+	if (ref->r.hz >= CALIB_HZ_MIN && ref->r.hz <= CALIB_HZ_MAX)
+		provisional_hz = ref->r.hz;
 }
 
 static void measure_cpuid(struct ref *ref)
@@ -210,12 +250,13 @@ static void measure_cpuid(struct ref *ref)
 	uint32_t max_leaf = cpuid(0, 0).eax;
 
 	if (r15.eax && r15.ebx && r15.ecx) {
+		/* Exact for the nominal crystal; its tolerance is in tol. */
 		ref->r.hz = (uint64_t)r15.ecx * r15.ebx / r15.eax;
-		ref->r.err_ppb = CPUID_CRYSTAL_PPB;
+		ref->r.err_ppb = 0;
 	} else if (max_leaf >= 0x16 && (cpuid(0x16, 0).eax & 0xFFFF)) {
 		/* Base frequency in MHz: nominal, +-0.5 MHz of rounding. */
 		ref->r.hz = (uint64_t)(cpuid(0x16, 0).eax & 0xFFFF) * 1000000ull;
-		ref->r.err_ppb = CPUID_CRYSTAL_PPB + 500000ull * 1000000000ull / ref->r.hz;
+		ref->r.err_ppb = 500000ull * 1000000000ull / ref->r.hz;
 	} else {
 		ref->absent = "CPUID 0x15 gives no crystal frequency and 0x16 no base frequency";
 		return;
@@ -246,36 +287,49 @@ static void measure(int i)
 		printk("tsc: ref=%s failed: %s\n", ref_names[i], ref->absent);
 }
 
-static int pick_best(void)
+/*
+ * The winner by consensus (trace/calib.c); every measured reference the
+ * consensus leaves out is reported and marked not used.
+ */
+static int pick(void)
 {
-	int best = -1;
+	struct calib_ref cr[NREFS];
+	bool in[NREFS];
+	enum calib_verdict v;
+	char group[32] = "";
+	size_t len = 0;
+	int best;
 
 	for (int i = 0; i < NREFS; i++)
-		if (refs[i].measured && !refs[i].broken &&
-		    (best < 0 || refs[i].r.err_ppb < refs[best].r.err_ppb))
-			best = i;
-	return best;
-}
-
-static void cross_check(int best)
-{
+		cr[i] = (struct calib_ref){
+			.usable = refs[i].measured && !refs[i].broken,
+			.fixed_rate = ref_fixed_rate[i],
+			.hz = refs[i].r.hz,
+			.err_ppb = refs[i].r.err_ppb,
+			.tol_ppb = ref_tol_ppb[i],
+		};
+	best = calib_consensus(cr, NREFS, in, &v);
+	if (best < 0)
+		return -1;
+	for (int i = 0; i < NREFS; i++)
+		if (in[i])
+			len += ksnprintf(group + len, sizeof(group) - len, "%s%s", len ? "," : "",
+					 ref_names[i]);
 	for (int i = 0; i < NREFS; i++) {
-		if (i == best || !refs[i].measured || refs[i].broken)
+		if (!cr[i].usable || in[i])
 			continue;
-		uint64_t d = calib_diff_ppb(refs[i].r.hz, refs[best].r.hz);
-		uint64_t tol = refs[i].r.err_ppb + refs[best].r.err_ppb;
-		if (d > TSC_WILD_PPB) {
-			printk("tsc: ref=%s disagrees wildly with ref=%s (" PPM_FMT " ppm); "
-			       "%s not used\n", ref_names[i], ref_names[best], PPM_ARG(d),
-			       ref_names[i]);
-			refs[i].broken = true;
-		} else if (d > tol) {
-			printk("tsc: ref=%s and ref=%s disagree by " PPM_FMT " ppm, beyond their "
-			       "bounds (" PPM_FMT " ppm); using %s, the better bounded\n",
-			       ref_names[i], ref_names[best], PPM_ARG(d), PPM_ARG(tol),
-			       ref_names[best]);
-		}
+		printk("tsc: ref=%s disagrees with %s (" PPM_FMT " ppm); %s not used\n",
+		       ref_names[i], group, PPM_ARG(calib_diff_ppb(cr[i].hz, cr[best].hz)),
+		       ref_names[i]);
+		refs[i].broken = true;
 	}
+	if (v == CALIB_OUTRANKED)
+		printk("tsc: no two references agree; ref=%s is used: its rate is fixed by the "
+		       "architecture, the others' are reported by the hardware\n", ref_names[best]);
+	else if (v == CALIB_UNRESOLVED)
+		printk("tsc: no two references agree; ref=%s is used for its bound, and nothing "
+		       "confirms it\n", ref_names[best]);
+	return best;
 }
 
 static void refine(int best)
@@ -287,9 +341,10 @@ static void refine(int best)
 	if (!refine_ms)
 		return;
 	if (best == REF_HPET)
-		why = hpet_window(&w, refine_ms * 1000000ull);
+		why = hpet_window(&w, refine_ms * 1000000ull, tsc_window_deadline(refine_ms * 1000000ull));
 	else if (best == REF_PMTIMER && refine_ms <= 2000)
-		why = pmtimer_window(&w, refine_ms * 1000000ull);
+		why = pmtimer_window(&w, refine_ms * 1000000ull,
+				     tsc_window_deadline(refine_ms * 1000000ull));
 	else
 		why = "refinement needs the HPET or the PM timer (up to 2000 ms) as reference";
 	if (!why && !calib_window_eval(&w, &hz, &err))
@@ -340,7 +395,7 @@ void tsc_init(void)
 		tsc.hz = user_hz;
 		tsc.err_ppb = 0;
 		tsc.ref = "user";
-		printk("tsc: freq_hz=%llu ref=user err_ppm=0.000 invariant=%s\n",
+		printk("tsc: freq_hz=%llu ref=user err_ppm=0.000 tol_ppm=0.000 invariant=%s\n",
 		       (unsigned long long)tsc.hz, tsc.invariant ? "yes" : "no");
 		install_clock();
 		return;
@@ -364,25 +419,26 @@ void tsc_init(void)
 			if (refs[i].present && i != want)
 				measure(i);
 	}
-	best = pick_best();
+	best = pick();
 	if (best >= 0) {
-		cross_check(best);
 		refine(best);
 		tsc.hz = refs[best].r.hz;
 		tsc.err_ppb = refs[best].r.err_ppb;
+		tsc.tol_ppb = ref_tol_ppb[best];
 		tsc.ref = ref_names[best];
+		tsc.ref_id = best;
 	} else {
 		tsc.hz = 0;
 		tsc.ref = "none";
 	}
-	printk("tsc: freq_hz=%llu ref=%s err_ppm=" PPM_FMT " invariant=%s\n",
-	       (unsigned long long)tsc.hz, tsc.ref, PPM_ARG(tsc.err_ppb),
+	printk("tsc: freq_hz=%llu ref=%s err_ppm=" PPM_FMT " tol_ppm=" PPM_FMT " invariant=%s\n",
+	       (unsigned long long)tsc.hz, tsc.ref, PPM_ARG(tsc.err_ppb), PPM_ARG(tsc.tol_ppb),
 	       tsc.invariant ? "yes" : "no");
 	for (int i = 0; i < NREFS; i++)
 		if (refs[i].measured)
-			printk("tsc: ref=%s freq_hz=%llu err_ppm=" PPM_FMT " rounds=%u%s\n",
-			       ref_names[i], (unsigned long long)refs[i].r.hz,
-			       PPM_ARG(refs[i].r.err_ppb), refs[i].r.rounds,
+			printk("tsc: ref=%s freq_hz=%llu err_ppm=" PPM_FMT " tol_ppm=" PPM_FMT
+			       " rounds=%u%s\n", ref_names[i], (unsigned long long)refs[i].r.hz,
+			       PPM_ARG(refs[i].r.err_ppb), PPM_ARG(ref_tol_ppb[i]), refs[i].r.rounds,
 			       refs[i].broken ? " (not used)" : "");
 	if (!tsc.hz) {
 		printk("tsc: no reference gave a usable frequency; trace stamps stay raw "

@@ -51,4 +51,46 @@ void calib_combine(const uint64_t *hz, const uint64_t *err_ppb, unsigned n,
 /* |a - b| / b in ppb (saturating). */
 uint64_t calib_diff_ppb(uint64_t a, uint64_t b);
 
+/*
+ * Consensus among references.  Each measured reference gives the TSC's
+ * frequency with a bound on the measurement against that reference
+ * (err_ppb) and the tolerance of the reference's own oscillator
+ * (tol_ppb).  Two references agree when their frequencies differ by no
+ * more than the sum of both bounds and both tolerances: then both can be
+ * right.  The largest group in which every pair agrees is trusted; among
+ * groups of one size, the one with more architecturally fixed rates (PIT,
+ * PM timer: their rate is defined by the platform, not read from the
+ * firmware or the hardware) wins, then the one whose best bound is
+ * smallest.  The winner is the group's member with the smallest bound on
+ * the truth, err_ppb + tol_ppb.  A reference outside the group is not
+ * used, whatever its bound.
+ */
+#define CALIB_MAX_REFS		8
+
+struct calib_ref {
+	bool usable;			/* measured, frequency possible */
+	bool fixed_rate;		/* rate fixed by the architecture */
+	uint64_t hz;			/* TSC frequency it gives */
+	uint64_t err_ppb;		/* measurement against it */
+	uint64_t tol_ppb;		/* its oscillator's tolerance */
+};
+
+enum calib_verdict {
+	CALIB_NONE,			/* no usable reference */
+	CALIB_SOLE,			/* only one reference to go by */
+	CALIB_AGREED,			/* two or more agree */
+	CALIB_OUTRANKED,		/* none agree: the winner is fixed-rate, others not */
+	CALIB_UNRESOLVED,		/* none agree, all of one rank: smallest bound */
+};
+
+/* Do references a and b agree? */
+bool calib_agree(const struct calib_ref *a, const struct calib_ref *b);
+
+/*
+ * Pick the winner of refs[0..n) (n <= CALIB_MAX_REFS): its index, or -1.
+ * in_group[i] says whether reference i is in the trusted group.
+ */
+int calib_consensus(const struct calib_ref *refs, unsigned n, bool *in_group,
+		    enum calib_verdict *verdict);
+
 #endif

@@ -113,7 +113,9 @@ _Static_assert(sizeof(struct dump_begin) == 40, "dump_begin is a dump format");
 /*
  * CLOCK: one CPU's cycles-to-ns conversion and how far to trust it.  A
  * CPU without a conversion (no calibrated frequency) sends conv all zero:
- * mult 0 means "none", and its times read 0.
+ * mult 0 means "none".  Readers check every frame (trace_clock_check()):
+ * such a CPU, or one whose conversion or offset is impossible, is marked
+ * clock=invalid and the decoder converts its stamps with a stand-in.
  */
 struct dump_clock {
 	uint32_t cpu;		/* CPU id */
@@ -169,7 +171,7 @@ struct dump_stats {
 	uint64_t refused;	/* calls refused */
 	uint64_t recursion;	/* ... of refused: recursion or nesting */
 	uint64_t voided;	/* reservations voided and retried */
-	uint64_t clock_backwards; /* stamps clamped to their page base */
+	uint64_t clock_backwards; /* clock steps back: clamped at write, or found by the reader */
 	uint64_t claim_raced;	/* writer's claims that lost to the reader */
 	uint64_t read_raced;	/* reader's takes that lost to the writer */
 	char stop_reason[DUMP_STOP_REASON_MAX]; /* NUL-terminated, "" if none */

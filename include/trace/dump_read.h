@@ -26,13 +26,19 @@
 #include <trace/dump_format.h>
 #include <trace/text.h>
 
+/* Bytes of dump_cpu.clock_note, NUL included. */
+#define DUMP_CLOCK_NOTE_MAX	256	/* the longest note is about 230 */
+
 /* One CPU of the decoded dump. */
 struct dump_cpu {
 	uint32_t cpu;			/* CPU id (its index in dump_result.cpus) */
 	uint32_t clock_state;		/* enum trace_clock_state */
 	bool has_clock;			/* its CLOCK frame arrived */
 	bool has_stats;			/* its STATS frame arrived */
-	struct dump_clock clock;	/* as received, or a stand-in (clock_state) */
+	struct dump_clock clock;	/* as received; its conv a stand-in when
+					 * clock_state is MISSING or INVALID */
+	char clock_note[DUMP_CLOCK_NOTE_MAX]; /* INVALID: "<what is wrong>; its
+					 * times <the stand-in>"; else "" */
 	struct dump_stats stats;	/* as received; zero if not */
 	uint32_t nr_pages;		/* its pages received */
 	const void **pages;		/* copies, 8-byte aligned, in the order sent;
@@ -60,6 +66,8 @@ struct dump_result {
 	uint32_t pages;			/* pages accepted */
 	uint64_t events;		/* data records on them */
 	uint32_t problems;		/* lines reported */
+	uint32_t bad_clocks;		/* CPUs whose CLOCK is INVALID (not counted
+					 * as problems: the frames are intact) */
 	size_t start_off;		/* byte range of the dump in the capture */
 	size_t end_off;			/* (start_off .. end_off - 1) */
 	size_t arena_needed;		/* arena bytes this dump needs */

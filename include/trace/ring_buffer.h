@@ -90,8 +90,70 @@
  *   I9  At most one context per CPU is inside a switch (switching flag); a
  *       nested writer that needs a switch meanwhile drops its event (busy).
  *   I10 Stamps never decrease in buffer order; every stamp on a page is at
- *       least the page base and at most the next page's base.  (Proof in the
- *       design notes; rests on I1 and I2.)
+ *       least the page base and at most the next page's base, provided the
+ *       clock never steps back (proof in the design notes; rests on I1 and
+ *       I2).  A step back below the page base is clamped at write time and
+ *       counted; any other step back is found and counted by the reader,
+ *       which checks every stamp of every page it takes.
+ *   I11 The offset of a closed page stays below cap + RB_NEST_MAX * (cap + 1):
+ *       each xadd that finds the page closed gives its size back before its
+ *       context returns (rb_give_back), so only the crosser's xadd and at
+ *       most one in-flight xadd per nested context (a reservation, or a
+ *       flush's cap + 1) are ever in it.  So offset + rec never wraps 32
+ *       bits and never carries into gen.
+ *
+ * HOOKS: what <arch/trace_arch.h> must provide.  The kernel's is in
+ * arch/x86/include/arch/, the host tests' shim in tests/host/include/arch/.
+ * Every hook may be called in any context, including NMI, and must not
+ * call back into the ring buffer.  Besides these, arch_rb_step() (below)
+ * may be defined by a test shim.
+ *
+ *   uint64_t arch_read_cycles(void)
+ *	The raw trace clock of the calling CPU (TSC cycles in the kernel).
+ *	Successive reads on one CPU must never decrease *in program order*,
+ *	including across interrupt entry and exit.  If the CPU may execute the
+ *	read ahead of earlier instructions, the hook must order it (lfence;
+ *	rdtsc or rdtscp).  It is also a compiler barrier: no load or store
+ *	moves across it (the timestamp proof needs the write word's load
+ *	before the stamp).  No conversion: readers normalise.
+ *
+ *   bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+ *	arch_read_cycles() - *base: if that is below 2^32 (as an unsigned
+ *	64-bit difference), true with it in *delta; else false.  *base may be
+ *	read before or after the clock, and need not be read atomically: the
+ *	writer rejects a stamp taken across a change of *base by itself.
+ *
+ *   uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
+ *	*p += v, returning the old value, as ONE instruction that cannot be
+ *	split by an interrupt on this CPU.  Only this CPU ever writes *p, so no
+ *	bus lock is needed: on x86, xadd without the LOCK prefix.
+ *
+ *   uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
+ *	If *p == old then *p = new; returns the previous *p.  Atomic against
+ *	interrupts on this CPU only: on x86, cmpxchg without LOCK.
+ *
+ *   void arch_local_add32(uint32_t *p, uint32_t v)
+ *   void arch_local_or32(uint32_t *p, uint32_t v)
+ *   void arch_local_and32(uint32_t *p, uint32_t v)
+ *	*p += v, |= v, &= v as one interrupt-atomic instruction (x86: addl,
+ *	orl, andl without LOCK).
+ *
+ *   bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
+ *	*p -= v as one interrupt-atomic instruction; true iff *p is now 0.
+ *
+ *   uint32_t arch_trace_level_bit(void)
+ *	1 << L, where L is the context the caller runs in, 0 .. RB_NEST_MAX - 1,
+ *	such that a context can only be interrupted by one of a strictly higher
+ *	level: 0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI; 0 if there is
+ *	no valid level.  The ring buffer's recursion guard uses it; a wrong
+ *	answer is refused, not trusted.  The fast path reads it twice per
+ *	event, so an arch keeps it ready (the kernel per CPU, beside the level
+ *	itself) rather than shifting a level each time.
+ *
+ *   void arch_trace_warn(unsigned cpu, const char *why)
+ *	Report that recording on cpu was stopped because an invariant broke.
+ *	Called at most once per stop, possibly from NMI: it may only record or
+ *	print through a path that is safe there.  It must return.
  *
  * INTERLEAVING POINTS of a reservation, referred to as /x/ below:
  *   A load the write word   B read the clock   C xadd   D check the word
@@ -141,6 +203,36 @@
 #define RB_NEST_UNPUBLISHED	(1u << 31)
 #define RB_NEST_GUARD		(~(RB_NEST_WRITERS | RB_NEST_PUBLISH | RB_NEST_UNPUBLISHED))
 #define RB_MAX_PAGES		65535u	/* ring pages per CPU (16-bit page ids) */
+
+/* I11: the largest closed-page offset plus any rec stays within 32 bits. */
+_Static_assert((uint64_t)RB_PAGE_SIZE_MAX * (RB_NEST_MAX + 1) + RB_PAGE_SIZE_MAX <
+	       (1ull << 32), "closed-page offsets fit the write word's 32 bits");
+
+/*
+ * Test injection points.  Right after each labelled step of the design
+ * (A..G of the fast path below, S1..S6 and P1..P4 of the writer's slow
+ * paths, R1..R3 of the reader) the code calls arch_rb_step(RB_STEP_x).
+ * The kernel leaves it undefined, so it compiles to nothing; the host
+ * tests' shim runs an injected interrupt or a remote reader there.
+ */
+enum rb_step {
+	RB_STEP_FAST_A, RB_STEP_FAST_B, RB_STEP_FAST_C, RB_STEP_FAST_D, RB_STEP_FAST_E,
+	RB_STEP_SLOW_A, RB_STEP_SLOW_B, RB_STEP_SLOW_C, RB_STEP_SLOW_D, RB_STEP_SLOW_E,
+	RB_STEP_VOID,		/* an interrupted reservation turned into padding */
+	RB_STEP_CROSS,		/* the crosser padded the page end, set commit */
+	RB_STEP_GIVE_BACK,	/* an xadd on a closed page took its size back */
+	RB_STEP_S1, RB_STEP_S2, RB_STEP_S3, RB_STEP_S4, RB_STEP_S5, RB_STEP_S6,
+	RB_STEP_F,		/* commit released its nest bit */
+	RB_STEP_P1, RB_STEP_P2, RB_STEP_P3, RB_STEP_P4,
+	RB_STEP_FLUSH,		/* flush took its nest bit */
+	RB_STEP_FLUSH_CLOSE,	/* flush's closing xadd */
+	RB_STEP_R1, RB_STEP_R2, RB_STEP_R3,
+	RB_NR_STEPS
+};
+
+#ifndef arch_rb_step
+#define arch_rb_step(step)	do { } while (0)
+#endif
 
 enum rb_mode {
 	RB_MODE_OVERWRITE = 0,	/* flight recorder: the oldest page goes */
@@ -210,7 +302,7 @@ struct rb_cpu_buffer {
 	uint64_t refused;		/* calls refused: no buffer, stopped, nesting */
 	uint64_t recursion;		/* ... of which recursion or nesting limit */
 	uint64_t voided;		/* reservations voided by an interrupt */
-	uint64_t clock_backwards;	/* stamps below the page base, clamped */
+	uint64_t write_backwards;	/* stamps below the page base, clamped */
 	uint64_t claim_raced;		/* slot claims that lost to the reader */
 
 	/* -- reader: the one reader holding reader_busy -- */
@@ -224,6 +316,9 @@ struct rb_cpu_buffer {
 	uint64_t lost;		/* events reported lost to the reader */
 	uint64_t pages_read;	/* pages taken */
 	uint64_t read_raced;	/* takes that lost to the writer's claim */
+	uint64_t rd_last_ts;	/* last stamp on the pages taken (I10) */
+	uint64_t read_backwards; /* stamps found below the one before them */
+	uint64_t bad_pages;	/* pages taken that failed their checks, skipped */
 };
 
 /* Configuration of one CPU's buffer. */
@@ -253,7 +348,10 @@ struct rb_stats {
 	uint64_t refused;	/* calls refused: no buffer, stopped, nesting */
 	uint64_t recursion;	/* ... of refused: recursion or nesting limit */
 	uint64_t voided;	/* reservations voided by an interrupt and retried */
-	uint64_t clock_backwards; /* stamps clamped to the page base */
+	uint64_t clock_backwards; /* clock steps back: write_backwards + read_backwards */
+	uint64_t write_backwards; /* ... stamps below the page base, clamped at write */
+	uint64_t read_backwards; /* ... stamps the reader found below the one before */
+	uint64_t bad_pages;	/* pages the reader took, found malformed and skipped */
 	uint64_t claim_raced;	/* writer's slot claims that lost to the reader */
 	uint64_t read_raced;	/* reader's takes that lost to the writer */
 	uint32_t state;		/* RB_STATE_* */
@@ -302,7 +400,11 @@ struct rb_cpu_buffer *ring_buffer_cpu(const struct ring_buffer *rb, uint32_t cpu
 void ring_buffer_record_on(struct rb_cpu_buffer *cb);
 void ring_buffer_record_off(struct rb_cpu_buffer *cb);
 
-/* Stop recording on cb for good and report why (an integrity stop). */
+/*
+ * Stop recording on cb for good and report why (an integrity stop).  The
+ * reader still takes the pages that were complete before the stop; the
+ * tail page and anything after the stop are not readable.
+ */
 void ring_buffer_stop(struct rb_cpu_buffer *cb, const char *why);
 
 /* Any CPU, any time; exact once the CPU's writers are quiescent. */
@@ -316,8 +418,11 @@ void ring_buffer_stats(const struct rb_cpu_buffer *cb, struct rb_stats *st);
  * every drop counted before the call is on a readable page, once the
  * outermost writer on this CPU has committed (at once if the caller is not
  * inside a reservation).  Does nothing if that already holds.  Returns 0;
- * -RB_EFULL when no page is free (discard mode, or the ring full of
- * uncommitted data): read, then flush again; -RB_EBUSY from an interrupt
+ * -RB_EFULL when no page is free: discard mode with the ring unread, the
+ * ring full of uncommitted data, or, in overwrite mode, a next page that is
+ * complete but not yet published (a 2-page ring whose other page this very
+ * flush closed; a drop by an interrupt during the flush's own switch that
+ * needs one more page to carry it): read, then flush again; -RB_EBUSY from an interrupt
  * that landed inside a page switch; -RB_EAGAIN if interrupts kept
  * switching; or a refusal (-RB_ENOBUF, -RB_ESTOPPED, -RB_ERECURSION).
  */
@@ -327,7 +432,10 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb);
 
 /*
  * Take the oldest complete page of cb.  Returns 1 and fills *rd, 0 when no
- * complete page is waiting, or a negative error.  The previous page taken
+ * complete page is waiting, or a negative error.  Also after an integrity
+ * stop, for the pages complete before it.  Every page is checked before it
+ * is handed out (header, records, stamp order); a malformed one stops
+ * recording and is skipped, its events counted as lost on the next page.  The previous page taken
  * goes back into the ring: the caller must be done with it.  The page's
  * lost field counts the events lost between the previous page taken and
  * this one: stored but overwritten, or dropped after the previous page
@@ -436,18 +544,23 @@ rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
 	rec = rb_data_record_size(len);
 	/*A*/ w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
 	page = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
+	arch_rb_step(RB_STEP_FAST_A);
 	/*B*/ if (unlikely(!arch_cycles_since(&cb->tail_base, &delta) ||
 			   delta >= RB_DELTA_LIMIT))
 		return rb_reserve_slow(cb, len, how, 0, 0);
+	arch_rb_step(RB_STEP_FAST_B);
 
 	if (use_cmpxchg) {
 		if (unlikely(rb_off(w0) + rec > cb->cap))
 			return rb_reserve_slow(cb, len, how, 0, 0);
 		/*C*/ w = arch_local_cmpxchg(&cb->write, w0, w0 + rec);
+		arch_rb_step(RB_STEP_FAST_C);
 		if (unlikely(w != w0))
 			return rb_reserve_slow(cb, len, how, 0, 0);
 	} else {
 		/*C*/ w = arch_local_xadd(&cb->write, rec);
+		arch_rb_step(RB_STEP_FAST_C);
+		/* No wrap: offsets stay far below 2^32 - rec (I11). */
 		/*D*/ if (unlikely(w != w0 || rb_off(w) + rec > cb->cap))
 			return rb_reserve_slow(cb, len, how | RB_SLOW_AFTER_XADD, w, w0);
 	}
@@ -456,9 +569,11 @@ rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
 	 * D held: nothing reserved or switched since A, so page and base were
 	 * the tail's and the stamp is ordered (I1, I10).  The space is ours.
 	 */
+	arch_rb_step(RB_STEP_FAST_D);
 	rp = page + RB_PAGE_HEADER_SIZE + rb_off(w);
 	/*E*/ data = rb_put_data(rp, len, delta);
 	arch_local_add32(&((struct rb_page_header *)page)->entries, 1);
+	arch_rb_step(RB_STEP_FAST_E);
 	return (struct rb_reservation){ data, 0 };
 }
 
@@ -510,8 +625,12 @@ static __always_inline void ring_buffer_commit(struct rb_cpu_buffer *cb)
 	/* Payload stores stay before the release of the bit: an interrupt
 	 * after /F/ is outermost and may publish our page. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/*F, G*/ if (unlikely(!arch_local_sub32_zero(&cb->nest, bit)))
+	/*F, G*/ if (unlikely(!arch_local_sub32_zero(&cb->nest, bit))) {
+		arch_rb_step(RB_STEP_F);
 		rb_commit_slow(cb, bit);
+	} else {
+		arch_rb_step(RB_STEP_F);
+	}
 }
 
 /* Reserve, copy len bytes from src, commit. */

@@ -81,12 +81,13 @@
 /* Page header flags. */
 #define RB_PAGE_FLUSHED		0x01u	/* the page was ended early by a flush */
 #define RB_PAGE_LOST		0x02u	/* events were lost before this page */
+#define RB_PAGE_CLOCK_BACK	0x04u	/* a stamp on it is below the one before it */
 
 /*
  * Page header.  The writer fills base_ts, dropped, pos, cpu, version and
  * flags when it starts the page, entries as it reserves, commit when it
  * leaves it, and seq when the page becomes readable.  The reader fills lost
- * when it takes the page.
+ * and adds the LOST and CLOCK_BACK flags when it takes the page.
  */
 struct rb_page_header {
 	uint64_t base_ts;	/* stamp every delta on this page is relative to */

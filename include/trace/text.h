@@ -22,9 +22,10 @@
  *   1  '.'   (ftrace: interrupts disabled; not recorded here)
  *   2  '.'   (ftrace: need-resched; no scheduler here)
  *   3  '.' task, 's' softirq, 'h' irq, 'z' NMI (as ftrace's third column)
- *   4  '.' or 'U' when the CPU's clock is untrusted or missing: its
- *      stamps are not comparable with other CPUs' (the cpu= line says
- *      which, and a "# U:" line under them what it means)
+ *   4  '.' or 'U' when the CPU's clock is untrusted, missing or
+ *      invalid: its stamps are not comparable with other CPUs' (the cpu=
+ *      line says which, and a "# U:" line under them what it means; for
+ *      an invalid clock one line per CPU, with what is wrong)
  * Events whose id is unknown or whose payload does not match their id
  * print as "unknown: id=<id> bytes=<payload bytes>".  A page whose records
  * stop making sense prints "CPU:<n> [MALFORMED PAGE pos=<p> at offset <o>]"
@@ -54,27 +55,60 @@
 enum trace_clock_state {
 	TRACE_CLOCK_TRUSTED = 0,	/* skew bounded, no warps */
 	TRACE_CLOCK_UNTRUSTED = 1,	/* the kernel could not bound its skew */
-	TRACE_CLOCK_MISSING = 2,	/* no conversion (mult 0), or none in the dump */
+	TRACE_CLOCK_MISSING = 2,	/* no CLOCK frame in the dump (decoder only) */
+	TRACE_CLOCK_INVALID = 3,	/* its CLOCK fails trace_clock_check() */
 };
 
 /*
- * The state of a CPU's clock as a dump describes it: the one rule the
- * kernel and the decoder both apply.  A conversion with mult 0 (all zero:
- * the kernel had none, e.g. no TSC frequency) is MISSING; its times then
- * print as clock_cycles_to_ns() makes them, 0 for a zeroed conversion.
+ * Slack of the offset check of trace_clock_check(): an offset may exceed
+ * the measured skew's span in ns by this much.
+ *   - The kernel derives offset_ns = -skew_cycles * 1e9 / hz, truncated:
+ *     never more than the span, which is (|skew| + uncertainty) * 1e9 / hz.
+ *   - A kernel that converts the skew with mult / 2^shift instead of
+ *     1e9 / hz differs by the relative error of mult, below 1 ppm for
+ *     every supported rate (docs/clock.md): the PPM part.
+ *   - Roundings of either derivation, and the check's own floor: a few
+ *     ns.  The NS part is far above them and still 20 times below the
+ *     20 us past which the kernel calls a CPU's skew unbounded, so an
+ *     offset let through is one a trusted CPU could have.
  */
-static inline uint32_t trace_clock_state(const struct dump_clock *c)
-{
-	if (c->conv.mult == 0)
-		return TRACE_CLOCK_MISSING;
-	return (c->flags & DUMP_CLOCK_TRUSTED) ? TRACE_CLOCK_TRUSTED : TRACE_CLOCK_UNTRUSTED;
-}
+#define TRACE_CLOCK_OFFSET_SLACK_NS	1000u	/* ns, absolute */
+#define TRACE_CLOCK_OFFSET_SLACK_PPM	1u	/* of the span, relative */
+
+/*
+ * Whether a CLOCK frame's conversion can be used as sent: 0 if it has the
+ * shape the kernel's clock code gives and its offset is explained, -1
+ * otherwise, with a one-line reason in why[0 .. len) (NUL-terminated,
+ * truncated to fit; why may be NULL).  Fails, in this order:
+ *   - no conversion: mult 0 (all fields 0 is how the kernel says "none");
+ *   - clock_conv_check() fails: shift above CLOCK_SHIFT_MAX, or ns_frac
+ *     not below 2^shift;
+ *   - hz 0 or above CLOCK_HZ_MAX (clock_conv_init() takes neither);
+ *   - mult is not 10^9 * 2^shift / hz rounded down or up;
+ *   - skew_uncert_cycles negative;
+ *   - |offset_ns| larger than (|skew_cycles| + skew_uncert_cycles) cycles
+ *     at hz, plus the slack above: an offset no measured skew explains.
+ * 64-bit arithmetic and 128-bit products only: safe in the kernel.
+ */
+int trace_clock_check(const struct dump_clock *c, char *why, size_t len);
+
+/*
+ * The state of a CPU's clock as a dump describes it: the one rule the
+ * kernel and the decoder both apply.  INVALID when trace_clock_check()
+ * fails (then the decoder converts with a stand-in; the kernel, which
+ * never sends such a frame, prints the times as the conversion makes
+ * them), else TRUSTED or UNTRUSTED as the frame's flag says.
+ */
+uint32_t trace_clock_state(const struct dump_clock *c);
 
 /* One CPU's part of the trace. */
 struct trace_text_cpu {
 	uint32_t cpu;			/* CPU id, as printed */
 	uint32_t clock_state;		/* enum trace_clock_state */
 	const struct clock_conv *clock;	/* its cycles->ns conversion; never NULL */
+	const char *clock_note;		/* INVALID: "<what is wrong>; its times
+					 * <what stands in>", for its "# U:" line;
+					 * NULL: a generic line */
 	const struct dump_stats *stats;	/* its counters, NULL if unknown */
 	uint32_t page_size;		/* ring page size, bytes */
 	uint32_t nr_pages;		/* entries in pages[] (and lost[]) */

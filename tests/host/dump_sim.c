@@ -305,3 +305,45 @@ void sim_capture(const struct sim *s, uint16_t dump_id, struct membuf *out)
 	sim_dump(s, dump_id, out);
 	membuf_puts(out, "\r\ndump: done\r\nbaretrace> ");
 }
+
+static void report_to_membuf(void *ctx, const char *line)
+{
+	membuf_puts(ctx, line);
+	membuf_puts(ctx, "\n");
+}
+
+int sim_decode(const struct membuf *cap, int32_t which, struct dump_result *r, void **arena,
+	       struct membuf *text, struct membuf *rep, const struct trace_text_opts *o,
+	       struct trace_text_summary *sum)
+{
+	struct dump_read_opts ro = { .which = which, .report = report_to_membuf,
+				     .report_ctx = rep };
+	struct trace_text_opts all = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct trace_sink sink = { membuf_write, text };
+	struct trace_text_cpu *tc;
+	void *scratch;
+	int rc;
+
+	rc = dump_read(cap->p, cap->len, &ro, NULL, 0, r);
+	if (rc != DUMP_READ_ARENA)
+		return rc;
+	*arena = aligned_alloc(8, ALIGN_UP(r->arena_needed + 8, 8));
+	if (!*arena)
+		die("out of memory");
+	rc = dump_read(cap->p, cap->len, &ro, *arena, r->arena_needed, r);
+	if (rc != DUMP_READ_OK && rc != DUMP_READ_DAMAGED)
+		die("dump_read failed with the arena it asked for");
+	if (!text)
+		return rc;
+	tc = calloc(r->nr_cpus + 1, sizeof(*tc));
+	scratch = aligned_alloc(8, ALIGN_UP(trace_text_scratch_size(r->nr_cpus) + 8, 8));
+	if (!tc || !scratch)
+		die("out of memory");
+	dump_text_cpus(r, tc);
+	if (trace_text_write(tc, r->nr_cpus, o ? o : &all, scratch,
+			     trace_text_scratch_size(r->nr_cpus), &sink, sum))
+		die("trace_text_write refused a decoded dump");
+	free(tc);
+	free(scratch);
+	return rc;
+}

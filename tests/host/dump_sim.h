@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <trace/dump_read.h>
 #include <trace/dump_write.h>
 #include <trace/ring_buffer.h>
 #include <trace/text.h>
@@ -86,5 +87,15 @@ void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out);
 
 /* A console capture: text, the dump, more text. */
 void sim_capture(const struct sim *s, uint16_t dump_id, struct membuf *out);
+
+/*
+ * Decode cap as the host decoder does: dump which (-1: the last) into *r,
+ * in an arena allocated to fit (*arena, for the caller to free); problems
+ * reported into rep, one line each; the text of the result (selections o,
+ * NULL: all) into text if not NULL.  Returns dump_read()'s result.
+ */
+int sim_decode(const struct membuf *cap, int32_t which, struct dump_result *r, void **arena,
+	       struct membuf *text, struct membuf *rep, const struct trace_text_opts *o,
+	       struct trace_text_summary *sum);
 
 #endif

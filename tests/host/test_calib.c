@@ -23,13 +23,32 @@ static void test_window_exact(void **state)
 static void test_window_bound(void **state)
 {
 	(void)state;
-	/* 500 cycles of bracket over 1e8 cycles: 5 ppm; 1 tick in 5e6: 0.2 ppm. */
+	/* 500 cycles of bracket over 1e8 cycles: 5 ppm; 1 tick in 5e6: 0.2 ppm;
+	 * each over 1 - 5e-6 and rounded up: 5001 + 201 ppb. */
 	struct calib_window w = { 100000000, 500, 5000000, 1, 10000000 };
 	uint64_t hz, err;
 
 	assert_true(calib_window_eval(&w, &hz, &err));
 	assert_int_equal(hz, 2000000000ull);
-	assert_int_equal(err, 5000 + 200);
+	assert_int_equal(err, 5001 + 201);
+}
+
+/* A window whose uncertainty is a tenth of it: the bound must still
+ * cover the worst truth, (d - u) / (T (1 + q)). */
+static void test_window_bound_is_a_bound(void **state)
+{
+	struct calib_window w = { 1000000, 100000, 1000, 10, 1000000000 };	/* 1 ms of 1 MHz */
+	uint64_t hz, err, truth;
+
+	(void)state;
+	assert_true(calib_window_eval(&w, &hz, &err));
+	assert_int_equal(hz, 1000000000ull);
+	truth = (uint64_t)((unsigned __int128)(1000000ull - 100000ull) * 1000000000000000ull /
+			   ((1000ull + 10ull) * 1000000000ull));
+	assert_true(calib_diff_ppb(hz, truth) <= err);
+	truth = (uint64_t)((unsigned __int128)(1000000ull + 100000ull) * 1000000000000000ull /
+			   ((1000ull - 10ull) * 1000000000ull));
+	assert_true(calib_diff_ppb(hz, truth) <= err);
 }
 
 static void test_window_pit_icount(void **state)
@@ -94,15 +113,149 @@ static void test_diff_ppb(void **state)
 	assert_int_equal(calib_diff_ppb(UINT64_MAX, 1), UINT64_MAX);
 }
 
+/* ---- consensus ---- */
+
+#define PPM	1000ull		/* ppb */
+
+enum { PIT, HPET, PMT, CPUID, N };
+
+static void refs_truth(struct calib_ref *r, uint64_t hz)
+{
+	/* PIT and PM timer fixed-rate; bounds as measured under icount. */
+	r[PIT] = (struct calib_ref){ true, true, hz, 650, 100 * PPM };
+	r[HPET] = (struct calib_ref){ true, false, hz, 400, 500 * PPM };
+	r[PMT] = (struct calib_ref){ true, true, hz, 5700, 100 * PPM };
+	r[CPUID] = (struct calib_ref){ false, false, 0, 0, 0 };
+}
+
+static void test_agree_counts_bounds_and_tolerances(void **state)
+{
+	struct calib_ref a = { true, true, 1000000000, 1000, 100 * PPM };
+	struct calib_ref b = { true, true, 1000000000, 2000, 100 * PPM };
+
+	(void)state;
+	/* 203 ppm allowed: 1 + 2 + 100 + 100. */
+	b.hz = 1000203000;
+	assert_true(calib_agree(&a, &b) && calib_agree(&b, &a));
+	b.hz = 1000204000;
+	assert_false(calib_agree(&a, &b) || calib_agree(&b, &a));
+	b.hz = 999797100;	/* 203 ppm of the lower one: just inside */
+	assert_true(calib_agree(&a, &b));
+	b.hz = 999796000;
+	assert_false(calib_agree(&a, &b));
+}
+
+/* An HPET that reports 5 ns while it ticks every 10 ns wins on its bound
+ * alone; the PIT and PM timer, which agree, outvote it. */
+static void test_wrong_hpet_outvoted(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+	int w;
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[HPET].hz = 2000000080;
+	w = calib_consensus(r, N, in, &v);
+	assert_int_equal(w, PIT);	/* the better bound of the two that agree */
+	assert_int_equal(v, CALIB_AGREED);
+	assert_true(in[PIT] && in[PMT] && !in[HPET] && !in[CPUID]);
+	/* Slightly wrong is wrong too: 0.9% off, far beyond 600 ppm. */
+	r[HPET].hz = 1009000000;
+	w = calib_consensus(r, N, in, &v);
+	assert_int_equal(w, PIT);
+	assert_false(in[HPET]);
+	/* Within its tolerance it agrees; the PIT's bound on the truth
+	 * (0.65 + 100 ppm) still beats the HPET's (0.4 + 500). */
+	r[HPET].hz = 1000300000;
+	w = calib_consensus(r, N, in, &v);
+	assert_int_equal(w, PIT);
+	assert_true(in[PIT] && in[PMT] && in[HPET]);
+	/* With an HPET of 50 ppm tolerance, its smaller total wins. */
+	r[HPET].tol_ppb = 50 * PPM;
+	r[HPET].hz = 1000000100;
+	assert_int_equal(calib_consensus(r, N, in, &v), HPET);
+}
+
+static void test_two_that_disagree(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[PIT].usable = false;
+	r[HPET].hz = 2000000000;
+	/* PM timer (fixed) against HPET (firmware-reported): the fixed rate
+	 * wins although its bound is 14 times wider. */
+	assert_int_equal(calib_consensus(r, N, in, &v), PMT);
+	assert_int_equal(v, CALIB_OUTRANKED);
+	assert_true(in[PMT] && !in[HPET]);
+	/* Two fixed rates that disagree: the smaller total bound, unresolved. */
+	refs_truth(r, 1000000000);
+	r[HPET].usable = false;
+	r[PMT].hz = 1100000000;
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
+	assert_int_equal(v, CALIB_UNRESOLVED);
+	/* CPUID's crystal competes like the HPET: outranked by the PIT. */
+	refs_truth(r, 1000000000);
+	r[HPET].usable = r[PMT].usable = false;
+	r[CPUID] = (struct calib_ref){ true, false, 1500000000, 0, 100 * PPM };
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
+	assert_int_equal(v, CALIB_OUTRANKED);
+}
+
+static void test_sole_and_none(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[PIT].usable = r[PMT].usable = false;
+	assert_int_equal(calib_consensus(r, N, in, &v), HPET);
+	assert_int_equal(v, CALIB_SOLE);
+	r[HPET].usable = false;
+	assert_int_equal(calib_consensus(r, N, in, &v), -1);
+	assert_int_equal(v, CALIB_NONE);
+	assert_false(in[PIT] || in[HPET] || in[PMT] || in[CPUID]);
+}
+
+/* The largest agreeing group wins even against better-bounded outliers. */
+static void test_majority_beats_bound(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[CPUID] = (struct calib_ref){ true, false, 1000100000, 0, 100 * PPM };
+	r[PIT].hz = 1002000000;		/* the PIT alone is off */
+	r[PIT].err_ppb = 1;
+	assert_int_equal(calib_consensus(r, N, in, &v), CPUID);
+	assert_int_equal(v, CALIB_AGREED);
+	assert_true(in[HPET] && in[PMT] && in[CPUID] && !in[PIT]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_exact),
 		cmocka_unit_test(test_window_bound),
+		cmocka_unit_test(test_window_bound_is_a_bound),
 		cmocka_unit_test(test_window_pit_icount),
 		cmocka_unit_test(test_window_rejects_nonsense),
 		cmocka_unit_test(test_combine_median_and_spread),
 		cmocka_unit_test(test_diff_ppb),
+		cmocka_unit_test(test_agree_counts_bounds_and_tolerances),
+		cmocka_unit_test(test_wrong_hpet_outvoted),
+		cmocka_unit_test(test_two_that_disagree),
+		cmocka_unit_test(test_sole_and_none),
+		cmocka_unit_test(test_majority_beats_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

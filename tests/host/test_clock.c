@@ -597,7 +597,7 @@ static void test_latch_basic(void **state)
 	assert_int_equal(clock_conv_init(&conv, 1000000096, 5000, 0), 0);
 	clock_latch_write(&latch, &conv);
 	assert_int_equal(latch.seq, 2);				/* at rest: even */
-	assert_memory_equal(&latch.copy[0], &conv, sizeof(conv));	/* I2 */
+	assert_memory_equal(&latch.copy[0], &conv, sizeof(conv));	/* C2 */
 	assert_memory_equal(&latch.copy[1], &conv, sizeof(conv));
 	assert_int_equal(clock_latch_read(&latch, &got), 0);
 	assert_memory_equal(&got, &conv, sizeof(conv));
@@ -790,7 +790,7 @@ static void test_latch_nmi_reader(void **state)
 
 /*
  * Rebase while readers convert: every result equals the unrebased
- * conversion (I5), so a reader's results for increasing readings never
+ * conversion (C5), so a reader's results for increasing readings never
  * go down, whichever copy each read used.
  */
 #define REBASE_WRITES	20000

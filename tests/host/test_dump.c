@@ -23,48 +23,6 @@
 
 /* ---- helpers ---- */
 
-static void report_to_membuf(void *ctx, const char *line)
-{
-	membuf_puts(ctx, line);
-	membuf_puts(ctx, "\n");
-}
-
-/* Decode cap; text of the decoded dump into *text, reports into *rep. */
-static int decode(const struct membuf *cap, int32_t which, struct dump_result *r,
-		  void **arena, struct membuf *text, struct membuf *rep,
-		  const struct trace_text_opts *o, struct trace_text_summary *sum)
-{
-	struct dump_read_opts ro = { .which = which, .report = report_to_membuf,
-				     .report_ctx = rep };
-	struct trace_sink sink = { membuf_write, text };
-	struct trace_text_cpu *tc;
-	void *scratch;
-	int rc;
-
-	rc = dump_read(cap->p, cap->len, &ro, NULL, 0, r);
-	if (rc != DUMP_READ_ARENA)
-		return rc;
-	*arena = aligned_alloc(8, ALIGN_UP(r->arena_needed + 8, 8));
-	assert_non_null(*arena);
-	rc = dump_read(cap->p, cap->len, &ro, *arena, r->arena_needed, r);
-	assert_true(rc == DUMP_READ_OK || rc == DUMP_READ_DAMAGED);
-	if (text) {
-		struct trace_text_opts all = { .cpu = TRACE_TEXT_ALL_CPUS };
-
-		tc = calloc(r->nr_cpus + 1, sizeof(*tc));
-		scratch = aligned_alloc(8, trace_text_scratch_size(r->nr_cpus) + 8);
-		assert_non_null(tc);
-		assert_non_null(scratch);
-		dump_text_cpus(r, tc);
-		assert_int_equal(trace_text_write(tc, r->nr_cpus, o ? o : &all, scratch,
-						  trace_text_scratch_size(r->nr_cpus), &sink,
-						  sum), 0);
-		free(tc);
-		free(scratch);
-	}
-	return rc;
-}
-
 static const struct sim_cfg big_cfg = {
 	.seed = 1, .nr_cpus = 4, .events = 6000, .page_size = 2048, .nr_pages = 6,
 	.drain_every = 0, .odd_events = true,
@@ -318,7 +276,7 @@ static void test_roundtrip(void **state)
 	sim_run(&s, &big_cfg);
 	sim_capture(&s, 0x1234, &cap);
 	assert_int_equal(sim_text(&s, &o, &direct, &sd), 0);
-	assert_int_equal(decode(&cap, -1, &r, &arena, &decoded, &rep, NULL, &sx), DUMP_READ_OK);
+	assert_int_equal(sim_decode(&cap, -1, &r, &arena, &decoded, &rep, NULL, &sx), DUMP_READ_OK);
 	assert_int_equal(rep.len, 0);
 	assert_true(r.complete && r.has_begin && r.has_end);
 	assert_int_equal(r.nr_dumps, 1);
@@ -380,39 +338,6 @@ static void test_roundtrip(void **state)
 				     false), 1);
 	assert_flag_u(&direct, 2);
 
-	free(arena);
-	membuf_free(&cap);
-	membuf_free(&direct);
-	membuf_free(&decoded);
-	membuf_free(&rep);
-	sim_free(&s);
-}
-
-/* A CPU the kernel had no conversion for: all-zero CLOCK, times 0, no damage. */
-static void test_no_conversion(void **state)
-{
-	struct sim s;
-	struct sim_cfg cfg = big_cfg;
-	struct membuf cap = { 0 }, direct = { 0 }, decoded = { 0 }, rep = { 0 };
-	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
-	struct dump_result r;
-	void *arena = NULL;
-
-	(void)state;
-	cfg.events = 1500;
-	sim_run(&s, &cfg);
-	memset(&s.cpu[3].clock.conv, 0, sizeof(s.cpu[3].clock.conv));
-	s.cpu[3].clock.flags = 0;
-	sim_capture(&s, 9, &cap);
-	assert_int_equal(sim_text(&s, &o, &direct, NULL), 0);
-	assert_int_equal(decode(&cap, -1, &r, &arena, &decoded, &rep, NULL, NULL), DUMP_READ_OK);
-	assert_int_equal(rep.len, 0);
-	assert_int_equal(r.cpus[3].clock_state, TRACE_CLOCK_MISSING);
-	assert_int_equal(decoded.len, direct.len);
-	assert_memory_equal(decoded.p, direct.p, direct.len);
-	assert_int_equal(count_lines(&direct, " clock=missing", false), 2);
-	assert_true(count_lines(&direct, "[003] ", false) ==
-		    count_lines(&direct, "U     0.000000000: ", false));
 	free(arena);
 	membuf_free(&cap);
 	membuf_free(&direct);
@@ -541,20 +466,20 @@ static void test_two_dumps(void **state)
 	assert_int_equal(sim_text(&a, &o, &ta, NULL), 0);
 	assert_int_equal(sim_text(&b, &o, &tb, NULL), 0);
 
-	assert_int_equal(decode(&cap, 0, &r, &arena, &d, &rep, NULL, NULL), DUMP_READ_OK);
+	assert_int_equal(sim_decode(&cap, 0, &r, &arena, &d, &rep, NULL, NULL), DUMP_READ_OK);
 	assert_int_equal(r.nr_dumps, 2);
 	assert_int_equal(r.index, 0);
 	assert_int_equal(d.len, ta.len);
 	assert_memory_equal(d.p, ta.p, ta.len);
 	free(arena);
 	d.len = 0;
-	assert_int_equal(decode(&cap, -1, &r, &arena, &d, &rep, NULL, NULL), DUMP_READ_OK);
+	assert_int_equal(sim_decode(&cap, -1, &r, &arena, &d, &rep, NULL, NULL), DUMP_READ_OK);
 	assert_int_equal(r.index, 1);
 	assert_int_equal(d.len, tb.len);
 	assert_memory_equal(d.p, tb.p, tb.len);
 	free(arena);
 	arena = NULL;
-	assert_int_equal(decode(&cap, 2, &r, &arena, &d, &rep, NULL, NULL),
+	assert_int_equal(sim_decode(&cap, 2, &r, &arena, &d, &rep, NULL, NULL),
 			 DUMP_READ_NO_SUCH_DUMP);
 	assert_int_equal(rep.len, 0);
 
@@ -603,7 +528,6 @@ int main(void)
 		cmocka_unit_test(test_text_exact),
 		cmocka_unit_test(test_text_parse_arg),
 		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_no_conversion),
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_two_dumps),
 		cmocka_unit_test(test_sizes),

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,15 +158,37 @@ static void assert_ordered(const struct got *g, size_t n)
 		assert_true(g[i - 1].ts <= g[i].ts);
 }
 
-/* written = read + overrun + dropped + in_buffer, from the buffer's counters. */
-static void assert_identity(struct rig *r, uint64_t attempts, uint64_t decoded)
+/*
+ * The buffer's counters against counts made outside it: what the writers
+ * attempted and got accepted (their own tallies) and what the reader
+ * decoded (g, n, each event named by its sequence number).  Once the ring
+ * is drained (lost non-NULL: the sum of the pages' lost counts), every
+ * accepted event that was not decoded must have been overwritten, and
+ * every event not decoded must be covered by a lost count.
+ */
+static void assert_accounting(struct rig *r, uint64_t attempts, uint64_t accepted,
+			      const struct got *g, size_t n, const uint64_t *lost)
 {
+	static uint8_t seen[1u << 20];
 	struct rb_stats st;
+	size_t i;
 
 	ring_buffer_stats(r->cb, &st);
 	assert_int_equal(st.written, attempts);
-	assert_int_equal(st.read, decoded);
-	assert_int_equal(st.written, st.read + st.overrun + st.dropped + st.in_buffer);
+	assert_int_equal(st.entries, accepted);
+	assert_int_equal(st.dropped, attempts - accepted);
+	assert_int_equal(st.read, n);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < n; i++) {	/* no event decoded twice */
+		assert_int_equal(seen[g[i].seq], 0);
+		seen[g[i].seq] = 1;
+	}
+	if (!lost)
+		return;
+	assert_int_equal(st.in_buffer, 0);
+	assert_int_equal(st.overrun, accepted - n);
+	assert_int_equal(*lost, attempts - n);
+	assert_int_equal(st.lost, attempts - n);
 }
 
 static int setup(void **state)
@@ -488,7 +511,7 @@ static void test_roundtrip(void **state)
 	assert_true(((struct rb_page_header *)r->pages[0])->flags & RB_PAGE_FLUSHED);
 	assert_int_equal(ring_buffer_flush(r->cb), 0);		/* empty again */
 	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 0);
-	assert_identity(r, 2, 2);
+	assert_accounting(r, 2, 2, g, n, &(uint64_t){ 0 });
 	rig_free(r);
 }
 
@@ -518,7 +541,7 @@ static void test_page_crossing(void **state)
 		assert_int_equal(g[i].page, i / per_page);
 	}
 	assert_ordered(g, n);
-	assert_identity(r, 100, 100);
+	assert_accounting(r, 100, 100, g, n, &(uint64_t){ 0 });
 	rig_free(r);
 }
 
@@ -616,7 +639,8 @@ static void test_clock_backwards(void **state)
 	assert_int_equal(g[0].ts, base);	/* clamped to the page base */
 	assert_int_equal(g[1].ts, base + 5);
 	ring_buffer_stats(r->cb, &st);
-	assert_true(st.clock_backwards >= 1);
+	assert_int_equal(st.write_backwards, 1);
+	assert_int_equal(st.read_backwards, 0);
 	rig_free(r);
 }
 
@@ -646,7 +670,7 @@ static void test_overwrite_full(void **state)
 	assert_int_equal(st.dropped, 0);
 	assert_int_equal(lost, st.overrun);
 	assert_int_equal(st.in_buffer, 0);
-	assert_identity(r, 2000, n);
+	assert_accounting(r, 2000, 2000, g, n, &lost);
 	rig_free(r);
 }
 
@@ -674,7 +698,7 @@ static void test_discard_full(void **state)
 	assert_int_equal(st.dropped, dropped);
 	assert_int_equal(st.overrun, 0);
 	assert_int_equal(st.in_buffer, stored);
-	assert_identity(r, 1000, 0);
+	assert_accounting(r, 1000, stored, g, 0, NULL);
 	assert_int_equal(ring_buffer_flush(r->cb), -RB_EFULL);	/* no free page */
 
 	n = drain(r, g, ARRAY_SIZE(g), &lost);
@@ -698,7 +722,7 @@ static void test_discard_full(void **state)
 	assert_int_equal(lost, dropped);
 	assert_int_equal(g[4 * per_page].page_lost, dropped);
 	assert_int_equal(g[4 * per_page - 1].page_lost, 0);
-	assert_identity(r, 1100, n);
+	assert_accounting(r, 1100, stored, g, n, &lost);
 	rig_free(r);
 }
 
@@ -729,7 +753,7 @@ static void test_lost_per_page(void **state)
 	}
 	assert_int_equal(g[n - 1].seq, 5999);
 	assert_ordered(g, n);
-	assert_identity(r, 6000, n);
+	assert_accounting(r, 6000, 6000, g, n, &lost);
 	rig_free(r);
 }
 
@@ -941,6 +965,7 @@ static void test_irq_during_switch(void **state)
 {
 	struct rig *r = rig_new(4, 4096, RB_MODE_OVERWRITE);
 	const uint32_t per_page = CAP(4096) / 104;
+	uint64_t lost = 0;
 	struct rb_stats st;
 	struct got g[64];
 	uint32_t i;
@@ -957,10 +982,10 @@ static void test_irq_during_switch(void **state)
 	assert_int_equal(st.busy, 1);
 	assert_int_equal(st.dropped, 1);
 	assert_int_equal(ring_buffer_flush(r->cb), 0);
-	n = drain(r, g, ARRAY_SIZE(g), NULL);
+	n = drain(r, g, ARRAY_SIZE(g), &lost);
 	assert_int_equal(n, per_page + 1);
 	assert_int_equal(g[per_page].seq, per_page);
-	assert_identity(r, per_page + 2, n);
+	assert_accounting(r, per_page + 2, per_page + 1, g, n, &lost);
 	rig_free(r);
 }
 
@@ -1002,7 +1027,7 @@ static void test_commit_overrun(void **state)
 	assert_true(st.overrun > 0);
 	assert_int_equal(lost, st.overrun + st.dropped);
 	assert_ordered(g, n);
-	assert_identity(r, 701, n);
+	assert_accounting(r, 701, stored + 101, g, n, &lost);
 	rig_free(r);
 }
 
@@ -1046,7 +1071,8 @@ static void test_integrity_stop(void **state)
 	assert_string_equal(host_warn_last, "slot out of step with the tail");
 	assert_int_equal(write_ev(r->cb, 8, 0, XADD), -RB_ESTOPPED);
 	assert_int_equal(write_ev(r->cb, 8, 0, CMPXCHG), -RB_ESTOPPED);
-	assert_int_equal(ring_buffer_read_page(r->cb, &rd), -RB_ESTOPPED);
+	/* Nothing was complete before the stop: the reader finds no page. */
+	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 0);
 	assert_int_equal(ring_buffer_flush(r->cb), -RB_ESTOPPED);
 	ring_buffer_record_on(r->cb);
 	ring_buffer_stop(r->cb, "again");
@@ -1054,8 +1080,131 @@ static void test_integrity_stop(void **state)
 	ring_buffer_stats(r->cb, &st);
 	assert_int_equal(st.state, RB_STATE_STOPPED);
 	assert_string_equal(st.stop_reason, "slot out of step with the tail");
-	assert_int_equal(st.refused, 5);
+	assert_int_equal(st.refused, 4);
 	assert_int_equal(r->cb->nest, 0);
+	rig_free(r);
+}
+
+/*
+ * An integrity stop at publish: the pages complete before it stay readable,
+ * event for event, and nothing after it is handed out.
+ */
+static void test_read_after_stop(void **state)
+{
+	struct rig *r = rig_new(4, 4096, RB_MODE_OVERWRITE);
+	const uint32_t per_page = CAP(4096) / 104;
+	static struct got g[200];
+	struct rb_page_header *tail;
+	struct rb_stats st;
+	uint64_t lost = 0;
+	uint32_t i, ok = 0;
+	size_t n;
+	int rc = 0;
+
+	(void)state;
+	for (i = 0; i < 2 * per_page + 5; i++)
+		assert_int_equal(write_ev(r->cb, 100, i, XADD), 0);
+	/* Positions N, N + 1 published; break the tail page's header. */
+	tail = (struct rb_page_header *)r->cb->tail_page;
+	tail->pos += 7;
+	for (; i < 200 && rc == 0; i++, ok++)
+		rc = write_ev(r->cb, 100, i, i % 2 ? XADD : CMPXCHG);
+	assert_int_equal(rc, -RB_ESTOPPED);
+	assert_int_equal(ok - 1, per_page - 5 + 1);	/* the rest of the page, and one */
+	assert_string_equal(host_warn_last, "page header inconsistent at publish");
+	assert_int_equal(write_ev(r->cb, 8, 0, XADD), -RB_ESTOPPED);
+	n = drain(r, g, ARRAY_SIZE(g), &lost);
+	assert_int_equal(n, 2 * per_page);
+	for (i = 0; i < n; i++)
+		assert_int_equal(g[i].seq, i);
+	assert_int_equal(lost, 0);
+	assert_int_equal(ring_buffer_read_page(r->cb, &(struct rb_read){ 0 }), 0);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.state, RB_STATE_STOPPED);
+	assert_int_equal(st.read, 2 * per_page);
+	assert_int_equal(st.pages_read, 2);
+	assert_int_equal(host_warn_count, 1);
+	rig_free(r);
+}
+
+/*
+ * A page whose records are damaged stops recording and is skipped; the
+ * pages around it are read, and its events are counted as lost.
+ */
+static void test_read_skips_bad_page(void **state)
+{
+	struct rig *r = rig_new(4, 4096, RB_MODE_OVERWRITE);
+	const uint32_t per_page = CAP(4096) / 104;
+	static struct got g[200];
+	struct rb_stats st;
+	struct rb_read rd;
+	uint64_t lost = 0;
+	uint8_t *bad;
+	uint32_t i;
+	size_t n;
+
+	(void)state;
+	for (i = 0; i < 3 * per_page + 5; i++)
+		assert_int_equal(write_ev(r->cb, 100, i, XADD), 0);
+	/* The page at position N + 1 (slot 1): its fifth record turns invalid. */
+	bad = r->cb->pages[rb_slot_id(r->cb->slots[1])];
+	rb_store32(bad + RB_PAGE_HEADER_SIZE + 4 * 104, rb_record_word(RB_KIND_INVALID, 0));
+	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 1);
+	assert_int_equal(rd.pos, 0);
+	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 1);
+	assert_int_equal(rd.pos, 2);			/* N + 1 skipped */
+	assert_int_equal(rd.lost_overrun, per_page);	/* ... and its events counted */
+	assert_string_equal(host_warn_last, "reader: page records malformed");
+	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 0);
+	assert_int_equal(write_ev(r->cb, 8, 0, XADD), -RB_ESTOPPED);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.bad_pages, 1);
+	assert_int_equal(st.read, 2 * per_page);
+	assert_int_equal(st.lost, per_page);
+	n = drain(r, g, ARRAY_SIZE(g), &lost);
+	assert_int_equal(n, 0);
+	rig_free(r);
+}
+
+/*
+ * The clock steps back above the page base (the writer cannot see it),
+ * and again across a page switch: the reader finds and counts both, flags
+ * their pages, and hands the events over unchanged.
+ */
+static void test_clock_back_inside_page(void **state)
+{
+	struct rig *r = rig_new(4, 4096, RB_MODE_OVERWRITE);
+	const uint32_t per_page = CAP(4096) / 32;
+	static struct got g[200];
+	const struct rb_page_header *hdr;
+	struct rb_stats st;
+	struct rb_read rd;
+	uint32_t i;
+
+	(void)state;
+	host_fake_step = 10;
+	for (i = 0; i < 5; i++)
+		assert_int_equal(write_ev(r->cb, 28, i, XADD), 0);
+	host_fake_now -= 25;			/* back, but above the base */
+	for (; i < per_page; i++)		/* page 0 full */
+		assert_int_equal(write_ev(r->cb, 28, i, XADD), 0);
+	host_fake_now -= 1000;			/* back before the next base */
+	for (; i < per_page + 3; i++)
+		assert_int_equal(write_ev(r->cb, 28, i, XADD), 0);
+	assert_int_equal(ring_buffer_flush(r->cb), 0);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.write_backwards, 0);	/* the writer saw neither */
+	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 1);
+	hdr = rd.page;
+	assert_true(hdr->flags & RB_PAGE_CLOCK_BACK);
+	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 1);
+	hdr = rd.page;
+	assert_true(hdr->flags & RB_PAGE_CLOCK_BACK);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.read_backwards, 2);
+	assert_int_equal(st.clock_backwards, 2);
+	assert_int_equal(st.state, RB_STATE_RECORDING);	/* the clock's fault, not ours */
+	assert_int_equal(drain(r, g, ARRAY_SIZE(g), NULL), 0);
 	rig_free(r);
 }
 
@@ -1070,6 +1219,160 @@ static void test_reader_busy(void **state)
 	r->cb->reader_busy = 0;
 	assert_int_equal(ring_buffer_read_page(r->cb, &rd), 0);
 	rig_free(r);
+}
+
+/* ---- bounded offsets: dropped reservations give their size back ---- */
+
+/* Is [p, p + len) inside the data area of one of the rig's pages? */
+static bool in_a_page(const struct rig *r, const void *p, uint32_t len)
+{
+	const uint8_t *b = p;
+	uint32_t i;
+
+	for (i = 0; i <= r->n; i++) {
+		const uint8_t *pg = r->pages[i];
+
+		if (b >= pg + RB_PAGE_HEADER_SIZE && b + len <= pg + r->page_size)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Reserve len bytes count times on a ring that is full; every reservation
+ * must fail or lie inside a ring page.  Returns the reservations that
+ * succeeded (each committed with a tagged payload).
+ */
+static uint64_t hammer(struct rig *r, uint64_t count, uint32_t len, enum method m,
+		       uint32_t seq0, uint64_t *dropped)
+{
+	uint64_t ok = 0, i;
+	void *data;
+	int rc;
+
+	for (i = 0; i < count; i++) {
+		rc = m == CMPXCHG ? ring_buffer_reserve_cmpxchg(r->cb, len, &data)
+				  : ring_buffer_reserve_xadd(r->cb, len, &data);
+		if (rc) {
+			if (rc != -RB_EFULL)
+				fail_msg("reservation %llu: error %d", (unsigned long long)i, rc);
+			(*dropped)++;
+			continue;
+		}
+		if (!in_a_page(r, data, len))
+			fail_msg("reservation %llu of %u bytes at %p: outside every ring page",
+				 (unsigned long long)i, len, data);
+		uint32_t t = tag((uint32_t)(seq0 + ok) & 0xfffff, len);
+		memcpy(data, &t, 4);
+		for (uint32_t k = 4; k < len; k++)
+			((uint8_t *)data)[k] = pattern(t & 0xfffff, k);
+		ring_buffer_commit(r->cb);
+		ok++;
+	}
+	return ok;
+}
+
+/*
+ * More than 2^32 bytes of dropped reservations, all inside the tail page's
+ * delta window (the fake clock ticks once per read): the closed tail page's
+ * offset must stay bounded, so the 32-bit offset never carries into the
+ * generation and no later reservation lands outside the ring.
+ */
+#define HAMMER_DROPS	(((1ull << 32) / (8 + RB_MAX_PAYLOAD)) + 20000)
+#define OFF_BOUND(cap)	((cap) + (RB_NEST_MAX + 1) * RB_MAX_RECORD)
+
+static void discard_hammer(enum method m)
+{
+	struct rig *r = rig_new(2, 4096, RB_MODE_DISCARD);
+	uint64_t stored, dropped = 0, lost = 0;
+	static struct got g[64];
+	struct rb_stats st;
+	size_t n;
+
+	stored = hammer(r, 8, RB_MAX_PAYLOAD, m, 0, &dropped);	/* fills both pages */
+	assert_int_equal(stored, 2 * (CAP(4096) / (8 + RB_MAX_PAYLOAD)));
+	stored += hammer(r, HAMMER_DROPS, RB_MAX_PAYLOAD, m, (uint32_t)stored, &dropped);
+	assert_int_equal(stored, 6);
+	assert_int_equal(dropped, HAMMER_DROPS + 2);
+	assert_true(rb_off(r->cb->write) <= OFF_BOUND(r->cb->cap));
+	assert_int_equal(rb_gen(r->cb->write), (uint32_t)r->cb->tail_pos);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.dropped, dropped);
+	assert_int_equal(host_warn_count, 0);
+	/* The reader frees a page: writing resumes on it, inside the ring. */
+	n = drain(r, g, ARRAY_SIZE(g), &lost);
+	assert_int_equal(n, 3);
+	stored += hammer(r, 3, 8, m, (uint32_t)stored, &dropped);
+	assert_int_equal(stored, 9);
+	n += drain(r, g + n, ARRAY_SIZE(g) - n, &lost);	/* the old tail page */
+	assert_int_equal(ring_buffer_flush(r->cb), 0);
+	n += drain(r, g + n, ARRAY_SIZE(g) - n, &lost);	/* the 3 small */
+	assert_int_equal(n, 9);
+	assert_int_equal(lost, dropped);
+	assert_accounting(r, stored + dropped, stored, g, n, &lost);
+	rig_free(r);
+}
+
+static void test_discard_drops_stay_in_ring_xadd(void **state)
+{
+	(void)state;
+	discard_hammer(XADD);
+}
+
+static void test_discard_drops_stay_in_ring_cmpxchg(void **state)
+{
+	(void)state;
+	discard_hammer(CMPXCHG);
+}
+
+/*
+ * The same through commit overruns in overwrite mode: an NMI-level storm
+ * that laps a 2-page ring onto the page of the task writer it interrupted.
+ */
+static void overrun_hammer(enum method m)
+{
+	struct rig *r = rig_new(2, 4096, RB_MODE_OVERWRITE);
+	uint64_t stored, dropped = 0, lost = 0;
+	static struct got g[64];
+	struct rb_stats st;
+	uint32_t v = tag(0xabcde, 4);
+	void *outer;
+	size_t n;
+
+	assert_int_equal(ring_buffer_reserve(r->cb, 4, &outer), 0);
+	host_trace_level = 3;
+	stored = hammer(r, HAMMER_DROPS, RB_MAX_PAYLOAD, m, 0, &dropped);
+	assert_int_equal(stored, 6);
+	assert_int_equal(dropped, HAMMER_DROPS - 6);
+	assert_true(rb_off(r->cb->write) <= OFF_BOUND(r->cb->cap));
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.commit_overrun, dropped);
+	host_trace_level = 0;
+	memcpy(outer, &v, 4);
+	ring_buffer_commit(r->cb);
+	/* Committed: the outer page may now be overwritten, inside the ring. */
+	stored += hammer(r, 20, 8, m, (uint32_t)stored, &dropped) + 1;
+	assert_int_equal(stored, 27);
+	assert_int_equal(ring_buffer_flush(r->cb), 0);
+	n = drain(r, g, ARRAY_SIZE(g), &lost);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.overrun + n, stored);
+	assert_int_equal(lost, st.overrun + dropped);
+	assert_int_equal(host_warn_count, 0);
+	assert_accounting(r, stored + dropped, stored, g, n, &lost);
+	rig_free(r);
+}
+
+static void test_overrun_drops_stay_in_ring_xadd(void **state)
+{
+	(void)state;
+	overrun_hammer(XADD);
+}
+
+static void test_overrun_drops_stay_in_ring_cmpxchg(void **state)
+{
+	(void)state;
+	overrun_hammer(CMPXCHG);
 }
 
 int main(void)
@@ -1101,6 +1404,13 @@ int main(void)
 		cmocka_unit_test_setup(test_record_off_on, setup),
 		cmocka_unit_test_setup(test_integrity_stop, setup),
 		cmocka_unit_test_setup(test_reader_busy, setup),
+		cmocka_unit_test_setup(test_read_after_stop, setup),
+		cmocka_unit_test_setup(test_read_skips_bad_page, setup),
+		cmocka_unit_test_setup(test_clock_back_inside_page, setup),
+		cmocka_unit_test_setup(test_discard_drops_stay_in_ring_xadd, setup),
+		cmocka_unit_test_setup(test_discard_drops_stay_in_ring_cmpxchg, setup),
+		cmocka_unit_test_setup(test_overrun_drops_stay_in_ring_xadd, setup),
+		cmocka_unit_test_setup(test_overrun_drops_stay_in_ring_cmpxchg, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,17 +6,88 @@
  * tests and the fuzzer's seed corpus.
  *
  *   mkcapture CAPTURE TEXT [--seed N] [--cpus N] [--events N] [--page-size N]
- *             [--pages N] [--plain] [--skew NS]
+ *             [--pages N] [--plain] [--skew NS] [--clock CPU:EDIT[,EDIT...]]...
  *   mkcapture --seeds DIR      a few small captures for the fuzzer
  *
  * --plain leaves out the unknown and malformed events; --skew adds NS
- * (may be negative) to CPU 1's clock offset, e.g. to get negative times.
+ * (may be negative) to CPU 1's clock offset, e.g. to get negative times,
+ * and as many cycles at its frequency to its measured skew, so that the
+ * offset stays explained and the clock valid.
+ *
+ * --clock rewrites fields of one CPU's CLOCK frame after the run, to give
+ * the decoder frames the kernel would never send.  EDIT is one of
+ *   zero              every conversion field 0 (flags kept)
+ *   frac_overflow     ns_frac = 2^shift, one past its range
+ *   FIELD=VALUE       FIELD: shift, ns_frac, mult, hz, offset (offset_ns),
+ *                     skew (skew_cycles), uncert (skew_uncert_cycles),
+ *                     flags; VALUE in C syntax, may be negative
+ * The TEXT written is what the kernel's formatter makes of the edited
+ * frames as they are (no stand-in clocks: that is the decoder's part).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dump_sim.h"
+
+/* Apply one --clock argument, "CPU:EDIT[,EDIT...]", to s; -1 if malformed. */
+static int edit_clock(struct sim *s, const char *arg)
+{
+	char buf[256], *cpu_end, *tok, *save = NULL;
+	struct dump_clock *c;
+	unsigned long cpu;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -1;
+	strcpy(buf, arg);
+	cpu = strtoul(buf, &cpu_end, 10);
+	if (cpu_end == buf || *cpu_end != ':' || cpu >= s->cfg.nr_cpus)
+		return -1;
+	c = &s->cpu[cpu].clock;
+	for (tok = strtok_r(cpu_end + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), *end;
+		unsigned long long u;
+		long long v;
+
+		if (!strcmp(tok, "zero")) {
+			memset(&c->conv, 0, sizeof(c->conv));
+			continue;
+		}
+		if (!strcmp(tok, "frac_overflow")) {
+			if (c->conv.shift > 63)
+				return -1;
+			c->conv.ns_frac = 1ull << c->conv.shift;
+			continue;
+		}
+		if (!eq || !eq[1])
+			return -1;
+		*eq = 0;
+		/* Both readings: VALUE may be a u64 above INT64_MAX or negative. */
+		v = strtoll(eq + 1, &end, 0);
+		if (*end)
+			return -1;
+		u = eq[1] == '-' ? (unsigned long long)v : strtoull(eq + 1, &end, 0);
+		if (!strcmp(tok, "shift"))
+			c->conv.shift = (uint32_t)u;
+		else if (!strcmp(tok, "ns_frac"))
+			c->conv.ns_frac = u;
+		else if (!strcmp(tok, "mult"))
+			c->conv.mult = (uint32_t)u;
+		else if (!strcmp(tok, "hz"))
+			c->conv.hz = u;
+		else if (!strcmp(tok, "offset"))
+			c->conv.offset_ns = v;
+		else if (!strcmp(tok, "skew"))
+			c->skew_cycles = v;
+		else if (!strcmp(tok, "uncert"))
+			c->skew_uncert_cycles = v;
+		else if (!strcmp(tok, "flags"))
+			c->flags = (uint32_t)u;
+		else
+			return -1;
+	}
+	return 0;
+}
 
 static int write_file(const char *path, const struct membuf *m)
 {
@@ -72,6 +143,8 @@ int main(int argc, char **argv)
 	struct trace_text_opts o = { .cpu = TRACE_TEXT_ALL_CPUS };
 	struct membuf cap = { 0 }, text = { 0 };
 	struct sim s;
+	const char *edits[16];
+	unsigned nr_edits = 0, e;
 	long long skew = 0;
 	int i;
 
@@ -80,6 +153,7 @@ int main(int argc, char **argv)
 	if (argc < 3) {
 		fprintf(stderr, "usage: mkcapture CAPTURE TEXT [--seed N] [--cpus N] "
 				"[--events N] [--page-size N] [--pages N] [--plain] [--skew NS]\n"
+				"                [--clock CPU:EDIT[,EDIT...]]...\n"
 				"       mkcapture --seeds DIR\n");
 		return 2;
 	}
@@ -104,13 +178,25 @@ int main(int argc, char **argv)
 			cfg.nr_pages = (uint32_t)v;
 		else if (!strcmp(argv[i], "--skew"))
 			skew = strtoll(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--clock") && nr_edits < 16)
+			edits[nr_edits++] = argv[i + 1];
 		else
 			goto usage;
 		i++;
 	}
 	sim_run(&s, &cfg);
-	if (cfg.nr_cpus > 1)
+	if (cfg.nr_cpus > 1) {
+		/* As the kernel does: offset_ns = -skew_cycles * 1e9 / hz. */
 		s.cpu[1].clock.conv.offset_ns += skew;
+		s.cpu[1].clock.skew_cycles -= (int64_t)((__int128)skew * (__int128)s.cpu[1].hz /
+							 (__int128)CLOCK_NSEC_PER_SEC);
+	}
+	for (e = 0; e < nr_edits; e++) {
+		if (edit_clock(&s, edits[e])) {
+			fprintf(stderr, "mkcapture: bad --clock %s\n", edits[e]);
+			return 2;
+		}
+	}
 	sim_capture(&s, 0x2a, &cap);
 	if (sim_text(&s, &o, &text, NULL) || write_file(argv[1], &cap) ||
 	    write_file(argv[2], &text))

@@ -101,8 +101,9 @@ def test_help_documents_everything():
     assert r.returncode == 0
     out = r.stdout.decode()
     for word in ("--text", "--ctf", "--quiet", "--last", "--cpu", "--dump", "Exit status",
-                 "0 the whole dump", "1 damaged", "2 usage", "3 nothing"):
-        assert word in out
+                 "0 the whole dump", "1 damaged", "2 usage", "3 nothing",
+                 "4 the whole dump, verified, but some CPU's clock is invalid", "clock=invalid"):
+        assert word in " ".join(out.split()), word
 
 
 def test_text_is_the_kernels(tmp_path):
@@ -221,3 +222,96 @@ def test_two_dumps(tmp_path):
     r = decode(both, "--dump", 1)
     assert r.returncode == 0 and r.stdout == want_a
     assert decode(both, "--dump", 3).returncode == 2
+
+
+# CLOCK frames the kernel never sends, made by editing CPU 1's frame
+# (mkcapture --clock), and how each must be reported.
+BROKEN_CLOCKS = [
+    ("1:shift=64", "shift=64 is above 63"),
+    ("1:frac_overflow", "ns_frac=16777216 is not below 2^shift (shift=24)"),
+    ("1:zero,flags=1", "no conversion (all zero), yet flagged trusted"),
+    ("1:mult=0", "mult=0: no conversion"),
+    ("1:offset=-9223372036854775808", "offset_ns=-9223372036854775808 is more than the measured"),
+    ("1:offset=9223372036854775807", "offset_ns=9223372036854775807 is more than the measured"),
+    ("1:offset=50000", "offset_ns=50000 is more than the measured skew explains"),
+]
+STAND_IN = "its times use cpu 0's conversion without offset"
+
+
+def lines_of_other_cpus(text, cpu):
+    """Event and LOST lines of every CPU but cpu, in order."""
+    return [l for l in text.decode().splitlines() if not l.startswith("#")
+            and f"[{cpu:03d}] " not in l and not l.startswith(f"CPU:{cpu} ")]
+
+
+@pytest.mark.parametrize("edit,why", BROKEN_CLOCKS)
+def test_broken_clock(tmp_path, edit, why):
+    good, _ = make_capture(tmp_path, "--seed", 4, name="good")
+    cap, _ = make_capture(tmp_path, "--seed", 4, "--clock", edit)
+    r = decode(cap, "--ctf", tmp_path / "ctf")
+    err = r.stderr.decode()
+    # Its own exit status, one stderr line naming the CPU and the reason,
+    # and no damage: the frames are intact.
+    assert r.returncode == 4, err
+    clock_lines = [l for l in err.splitlines() if l.startswith("baretrace-decode: clock: ")]
+    assert clock_lines == [f"baretrace-decode: clock: cpu 1: {why}" + clock_lines[0][
+        len(f"baretrace-decode: clock: cpu 1: {why}"):]], err
+    assert clock_lines[0].endswith(f"; {STAND_IN} and are marked untrusted (U)"), err
+    assert "damage:" not in err and "complete (verified by END)" in err, err
+    # The header says so, with the same reason.
+    text = r.stdout.decode()
+    note = clock_lines[0][len("baretrace-decode: clock: cpu 1: "):-len(
+        " and are marked untrusted (U)")]
+    assert re.search(r"^# cpu=1 .* clock=invalid( |$)", text, re.M), text[:1500]
+    assert len(re.findall(r"^# cpu=\d+ .*clock=invalid", text, re.M)) == 1
+    assert f"# U: clock=invalid: cpu 1: {note} and may be off against other CPUs'\n" in text
+    # 'U' on that CPU's lines; the others as with a valid frame, byte for byte.
+    events, _ = parse_text(r.stdout)
+    assert {e[4][3] for e in events if e[1] == 1} == {"U"}
+    assert {e[4][3] for e in events if e[1] in (0, 3)} == {"."}
+    rg = decode(good)
+    assert rg.returncode == 0, rg.stderr.decode()
+    assert lines_of_other_cpus(r.stdout, 1) == lines_of_other_cpus(rg.stdout, 1)
+    # The stand-in keeps the merge in time order, CPU 1 by its own stamps
+    # (not all at 0, nor at +-2^63 ns; test_dump_clock checks the values).
+    assert [e[0] for e in events] == sorted(e[0] for e in events)
+    t1 = [e[0] for e in events if e[1] == 1]
+    assert len(set(t1)) > 100 and 0 < min(t1) and max(t1) < 100 * 10**9
+    # babeltrace2 reads the CTF trace: the same times, CPU 1 not trusted.
+    if BABELTRACE:
+        bt_events, _ = parse_babeltrace(tmp_path / "ctf")
+        for cpu in range(4):
+            assert [e[0] for e in events if e[1] == cpu] == \
+                [e[0] for e in bt_events if e[1] == cpu], f"cpu {cpu}"
+        assert {e[4] for e in bt_events if e[1] == 1} == {0}
+        assert {e[4] for e in bt_events if e[1] == 0} == {1}
+    # Damage as well: the damaged status wins, the clock is still reported.
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(cap.read_bytes()[:-2000])
+    r = decode(cut, "--quiet")
+    assert r.returncode == 1
+    assert clock_lines[0].encode() in r.stderr and b"damage: no END frame" in r.stderr
+
+
+def test_ctf_refused_past_int64(tmp_path):
+    """Valid clocks (offsets explained by their skews) whose times span more
+    than 2^63 ns: babeltrace2 cannot read such a CTF clock, so none is
+    written, with a message; the text is still right."""
+    cap, want = make_capture(
+        tmp_path, "--clock", "0:offset=4700000000000000000,skew=-4700000000000000000",
+        "--clock", "3:offset=-4700000000000000000,skew=67295446000000000")
+    r = decode(cap, "--quiet")
+    assert r.returncode == 0, r.stderr.decode()
+    r = decode(cap, "--ctf", tmp_path / "ctf")
+    assert r.returncode == 2
+    assert re.search(rb"ctf: times run from -\d+ to \d+ ns, more than one CTF clock holds "
+                     rb".*; no CTF trace written", r.stderr), r.stderr
+    assert not (tmp_path / "ctf").exists()
+    assert r.stdout == want
+    # Just inside the limit, babeltrace2 takes it.
+    cap, _ = make_capture(tmp_path, "--clock",
+                          "0:offset=9223372000000000000,skew=-9223372000000000000", name="in")
+    r = decode(cap, "--quiet", "--ctf", tmp_path / "ctf-in")
+    assert r.returncode == 0, r.stderr.decode()
+    if BABELTRACE:
+        assert run(BABELTRACE, str(tmp_path / "ctf-in")).returncode == 0

@@ -34,11 +34,16 @@ bool hpet_ready(void);
 uint64_t hpet_period_fs(void);
 uint64_t hpet_read(void);	/* counter, widened to 64 bits by the caller's deltas */
 bool hpet_is_64bit(void);
-const char *hpet_window(struct calib_window *w, uint64_t window_ns);
+/*
+ * One calibration window of window_ns.  max_cycles bounds the wait in TSC
+ * cycles (from a provisional TSC rate), 0 for no time bound: then only the
+ * read count bounds it.
+ */
+const char *hpet_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles);
 
 /* ACPI PM timer at an I/O port; bits is 24 or 32. */
 void pmtimer_init(uint16_t port, unsigned bits);
 bool pmtimer_ready(void);
-const char *pmtimer_window(struct calib_window *w, uint64_t window_ns);
+const char *pmtimer_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * Architecture hooks of the trace ring buffer: the kernel's x86-64 side.
- * The contract is written out in the host shim (tests/host/include/arch/
- * trace_arch.h); in short:
+ * <arch/trace_arch.h>, the kernel's: the trace ring buffer's architecture
+ * hooks on x86-64, for every kernel object (-Iarch/x86/include).  Host
+ * tests get tests/host/include/arch/trace_arch.h by their -I order instead.
+ * The contract is written out in <trace/ring_buffer.h>; in short:
  *
  *   arch_read_cycles()   raw TSC (rdtsc): the event stamp, nothing else
  *   arch_cycles_since()  the same stamp as a difference from a base in
@@ -30,34 +31,17 @@
 #include <arch/percpu.h>
 
 /*
- * TRACE_STAMP selects the stamp instruction at build time: 0 rdtsc (the
- * kernel's), 1 rdtscp, 2 lfence; rdtsc. TRACE_STAMP_CONVERT=1 converts to
- * ns on the write path instead of leaving it to the reader. Only the
- * benchmark builds the other variants (kernel/bench_writer.c, compiled
- * once per variant), so that they can be compared on one kernel.
+ * The stamp instruction: the clock's two halves.  The "memory" clobber is
+ * the compiler barrier the timestamp proof needs (docs/ring-buffer.md,
+ * section 4): the write word's load at /A/ stays before the stamp at /B/,
+ * and the xadd at /C/ after it, whatever the compiler schedules.  The CPU
+ * keeps that order on its own for this CPU's interrupts (they are precise).
+ * (The benchmark compares other stamp instructions with its own copy of
+ * these hooks: kernel/bench_stamp/arch/trace_arch.h.)
  */
-#ifndef TRACE_STAMP
-#define TRACE_STAMP 0
-#endif
-#ifndef TRACE_STAMP_CONVERT
-#define TRACE_STAMP_CONVERT 0
-#endif
-
-#if TRACE_STAMP_CONVERT
-long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
-#endif
-
-/* The stamp instruction: the clock's two halves. */
 static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
 {
-#if TRACE_STAMP == 1
-	uint32_t aux;
-	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux));
-#elif TRACE_STAMP == 2
-	__asm__ __volatile__("lfence; rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
-#else
-	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi));
-#endif
+	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
 }
 
 static inline uint64_t arch_read_cycles(void)
@@ -65,11 +49,7 @@ static inline uint64_t arch_read_cycles(void)
 	uint32_t lo, hi;
 
 	arch_stamp(&lo, &hi);
-#if TRACE_STAMP_CONVERT
-	return (uint64_t)trace_stamp_ns(((uint64_t)hi << 32) | lo);
-#else
 	return ((uint64_t)hi << 32) | lo;
-#endif
 }
 
 /*
@@ -80,17 +60,10 @@ static inline uint64_t arch_read_cycles(void)
  */
 static __always_inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
 {
-#if TRACE_STAMP_CONVERT
-	uint64_t d = arch_read_cycles() - *base;
-
-	*delta = (uint32_t)d;
-	return d >> 32 == 0;
-#else
 	uint32_t lo, hi;
 
 	arch_stamp(&lo, &hi);
 	return x86_tsc_since(lo, hi, base, delta);
-#endif
 }
 
 static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)

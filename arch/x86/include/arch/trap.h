@@ -35,6 +35,7 @@ void trap_set_handler(unsigned vector, trap_handler_t h);
 trap_handler_t trap_get_handler(unsigned vector);
 
 /* Print the register dump and backtrace for f, then leave with failure. */
+void trap_dispatch(struct trap_frame *f);	/* from every vector stub (isr.asm) */
 void __attribute__((noreturn)) trap_fatal(struct trap_frame *f, const char *why);
 
 #endif

@@ -8,8 +8,10 @@
 
 struct tsc_info {
 	uint64_t hz;			/* calibrated frequency; 0 = unconverted cycles */
-	uint64_t err_ppb;		/* its error bound */
+	uint64_t err_ppb;		/* its bound against the reference (measurement) */
+	uint64_t tol_ppb;		/* the reference oscillator's own tolerance */
 	const char *ref;		/* pit, hpet, pmtimer, cpuid, user or none */
+	int ref_id;			/* TSC_REF_* of the winner (not for user or none) */
 	bool invariant;			/* CPUID 0x80000007 EDX[8] */
 	bool tsc_adjust;		/* IA32_TSC_ADJUST exists */
 	bool hypervisor;		/* CPUID 1 ECX[31] */
@@ -18,6 +20,11 @@ struct tsc_info {
 
 extern struct tsc_info tsc;
 extern struct clock_latch tsc_clock_boot;	/* the boot CPU's conversion */
+
+enum { TSC_REF_PIT, TSC_REF_HPET, TSC_REF_PMTIMER, TSC_REF_CPUID };
+
+/* TSC cycles a reference window of window_ns may take (0: no bound yet). */
+uint64_t tsc_window_deadline(uint64_t window_ns);
 
 /* Detect properties, calibrate, install the conversion and printk's clock. */
 void tsc_init(void);

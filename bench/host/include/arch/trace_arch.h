@@ -1,7 +1,8 @@
 /*
- * Architecture hooks of the ring buffer for the host benchmark: the host
- * test shim, with the clock and the context's nest bit swapped for the
- * kernel's way of getting them.
+ * <arch/trace_arch.h>, the host benchmark's (bench/host/, first on its -I
+ * path): the ring buffer's hooks as the host test shim has them, with the
+ * clock and the context's nest bit swapped for the kernel's way of getting
+ * them.  The contract is in <trace/ring_buffer.h>.
  *
  * The host test shim (the next <arch/trace_arch.h> on the include path,
  * reached with #include_next) reads CLOCK_MONOTONIC in a hosted build,

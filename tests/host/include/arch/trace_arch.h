@@ -1,58 +1,12 @@
 /*
- * Architecture hooks of the trace ring buffer: the host shim.
- *
- * The generic ring buffer includes <arch/trace_arch.h> and needs exactly the
- * hooks below.  The kernel provides its own header to the same contract;
- * this one stands in for it in host tests, where a "CPU" is a thread and an
- * "interrupt" is a signal delivered to that thread.
- *
- * Hook contract (every hook may be called in any context, including NMI, and
- * must not call back into the ring buffer):
- *
- *   uint64_t arch_read_cycles(void)
- *	The raw trace clock of the calling CPU (TSC cycles in the kernel).
- *	Successive reads on one CPU must never decrease *in program order*,
- *	including across interrupt entry and exit.  If the CPU may execute the
- *	read ahead of earlier instructions, the hook must order it (lfence;
- *	rdtsc or rdtscp).  No conversion: readers normalise.
- *
- *   bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
- *	arch_read_cycles() - *base: if that is below 2^32 (as an unsigned
- *	64-bit difference), true with it in *delta; else false.  *base may be
- *	read before or after the clock, and need not be read atomically: the
- *	writer rejects a stamp taken across a change of *base by itself.
- *
- *   uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
- *	*p += v, returning the old value, as ONE instruction that cannot be
- *	split by an interrupt on this CPU.  Only this CPU ever writes *p, so no
- *	bus lock is needed: on x86, xadd without the LOCK prefix.
- *
- *   uint64_t arch_local_cmpxchg(uint64_t *p, uint64_t old, uint64_t new)
- *	If *p == old then *p = new; returns the previous *p.  Atomic against
- *	interrupts on this CPU only: on x86, cmpxchg without LOCK.
- *
- *   void arch_local_add32(uint32_t *p, uint32_t v)
- *   void arch_local_or32(uint32_t *p, uint32_t v)
- *   void arch_local_and32(uint32_t *p, uint32_t v)
- *	*p += v, |= v, &= v as one interrupt-atomic instruction (x86: addl,
- *	orl, andl without LOCK).
- *
- *   bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
- *	*p -= v as one interrupt-atomic instruction; true iff *p is now 0.
- *
- *   uint32_t arch_trace_level_bit(void)
- *	1 << L, where L is the context the caller runs in, 0 .. RB_NEST_MAX - 1,
- *	such that a context can only be interrupted by one of a strictly higher
- *	level: 0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI; 0 if there is
- *	no valid level.  The ring buffer's recursion guard uses it; a wrong
- *	answer is refused, not trusted.  The fast path reads it twice per
- *	event, so an arch keeps it ready (the kernel per CPU, beside the level
- *	itself) rather than shifting a level each time.
- *
- *   void arch_trace_warn(unsigned cpu, const char *why)
- *	Report that recording on cpu was stopped because an invariant broke.
- *	Called at most once per stop, possibly from NMI: it may only record or
- *	print through a path that is safe there.  It must return.
+ * <arch/trace_arch.h>, the host test shim: the ring buffer's architecture
+ * hooks for host tests (tests/host/, via -Itests/host/include), where a
+ * "CPU" is a thread and an "interrupt" is a signal delivered to that
+ * thread.  The kernel's hooks are arch/x86/include/arch/trace_arch.h; the
+ * host benchmark's (bench/host/include/arch/trace_arch.h) wraps this one.
+ * Which of the three a build gets is decided by its -I order.  The hook
+ * contract all three meet is written in <trace/ring_buffer.h>, next to
+ * the code that relies on it.
  *
  * Host implementation notes:
  *   - Clock: CLOCK_MONOTONIC in ns (monotonic across the host CPUs a thread
@@ -72,7 +26,9 @@
  *   - Test injection (host only, never in the kernel): host_hook_clock runs
  *     at the end of arch_read_cycles (after the value is taken) and
  *     host_hook_xadd right after the xadd, to place an "interrupt" at
- *     exactly those points.
+ *     exactly those points; host_hook_step runs at arch_rb_step(), right
+ *     after each labelled step of the ring buffer (enum rb_step), where a
+ *     test places an interrupt or a reader on another CPU.
  */
 #ifndef ARCH_TRACE_ARCH_H
 #define ARCH_TRACE_ARCH_H
@@ -93,6 +49,7 @@ extern uint64_t host_fake_now;			/* fake clock value */
 extern uint64_t host_fake_step;			/* added to host_fake_now per read */
 extern void (*host_hook_clock)(void);		/* injected after a clock read */
 extern void (*host_hook_xadd)(void);		/* injected after a local xadd */
+extern void (*host_hook_step)(int step);	/* injected after a labelled step */
 extern const char *host_warn_last;		/* last integrity-stop reason */
 extern unsigned host_warn_count;		/* integrity stops reported */
 extern int host_warn_quiet;			/* do not print reasons */
@@ -105,6 +62,7 @@ uint64_t host_fake_now;
 uint64_t host_fake_step;
 void (*host_hook_clock)(void);
 void (*host_hook_xadd)(void);
+void (*host_hook_step)(int step);
 const char *host_warn_last;
 unsigned host_warn_count;
 int host_warn_quiet;
@@ -124,6 +82,16 @@ static inline void host_run_hook(void (**hook)(void))
 	if (fn)
 		fn();
 }
+
+/* The ring buffer's step hook (enum rb_step in <trace/ring_buffer.h>). */
+static inline void host_run_step(int step)
+{
+	void (*fn)(int) = host_hook_step;
+
+	if (fn)
+		fn(step);
+}
+#define arch_rb_step(step)	host_run_step((int)(step))
 #endif
 
 static inline uint64_t host_clock_now(void)

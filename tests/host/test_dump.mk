@@ -1,29 +1,26 @@
 # Binary dumps, trace text and their decoder.
 # dump_sim.c stands in for the kernel's side: real ring buffers on several
 # simulated CPUs with their own clocks.
-DUMP_CORE_SRCS := trace/crc32.c trace/dump_write.c trace/dump_read.c trace/dump_scan.c \
-	trace/text.c trace/clock.c kernel/kprintf.c
+DUMP_CORE_SRCS := trace/dump_write.c $(DUMP_READ_SRCS)
 DUMP_SIM_SRCS := tests/host/dump_sim.c trace/dump_rb.c trace/ring_buffer.c \
 	trace/ring_reader.c $(DUMP_CORE_SRCS)
-HOST_TESTS += test_dump test_dump_damage
+HOST_TESTS += test_dump test_dump_damage test_dump_clock
 test_dump_SRCS := tests/host/test_dump.c $(DUMP_SIM_SRCS)
 test_dump_damage_SRCS := tests/host/test_dump_damage.c $(DUMP_SIM_SRCS)
+test_dump_clock_SRCS := tests/host/test_dump_clock.c $(DUMP_SIM_SRCS)
 
 # The capture generator of the tool tests and the fuzzer's seeds.
 MKCAPTURE_SRCS := tests/tools/mkcapture.c $(DUMP_SIM_SRCS)
-$(BUILD)/tools/mkcapture: $(MKCAPTURE_SRCS) Makefile tests/host/dump.mk
-	@mkdir -p $(@D)
-	$(call quiet,HOSTCC,$@)
-	$(Q)$(HOSTCC) $(HOST_CFLAGS) -Itests/host $(MKCAPTURE_SRCS) -o $@
+$(eval $(call host_prog,$(BUILD)/tools/mkcapture,$(BUILD)/obj/mkcapture,$(MKCAPTURE_SRCS),\
+	$(HOSTCC) $(HOST_CFLAGS) -Itests/host))
 
 # The generic dump code must also build as kernel code (freestanding, no
 # SSE, the kernel's <arch/trace_arch.h>), even before the kernel links it.
 # test_dump is not built before this passes.
-DUMP_KCHECK_SRCS := trace/crc32.c trace/dump_write.c trace/dump_read.c trace/dump_scan.c \
-	trace/text.c trace/dump_rb.c
+DUMP_KCHECK_SRCS := trace/dump_write.c trace/dump_rb.c $(filter trace/%,$(DUMP_READ_SRCS))
 DUMP_KCHECK_OBJS := $(patsubst %.c,$(BUILD)/host/kcheck/%.o,$(DUMP_KCHECK_SRCS))
 $(BUILD)/host/kcheck/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,KCC,$@)
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
-$(BUILD)/host/test_dump: $(DUMP_KCHECK_OBJS)
+test_dump_DEPS := $(DUMP_KCHECK_OBJS)

@@ -1,5 +1,6 @@
 """`make usb DEV=...` writes the image only to a whole, unmounted block device,
-after showing it and reading "yes"; anything else is refused, unwritten."""
+after showing it and reading "yes"; anything else is refused, unwritten.
+No QEMU here: it runs with the host tools' tests (make test-tools)."""
 import hashlib
 import os
 import re
@@ -7,9 +8,11 @@ import shutil
 import stat
 import subprocess
 
+from pathlib import Path
+
 import pytest
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_usb(dev, answer="", env=None):

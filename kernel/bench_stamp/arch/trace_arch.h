@@ -1,0 +1,74 @@
+/*
+ * <arch/trace_arch.h>, the benchmark's: the kernel's ring buffer hooks with
+ * the stamp instruction swapped, for kernel/bench_writer.c only (its
+ * objects are built with -Ikernel/bench_stamp first, once per variant), so
+ * that one kernel can compare stamp instructions on the real inlined write
+ * path.  The kernel's own hooks, everywhere else, stamp with rdtsc.
+ *
+ * TRACE_STAMP selects the instruction: 0 rdtsc (the kernel's), 1 rdtscp,
+ * 2 lfence; rdtsc.  TRACE_STAMP_CONVERT=1 converts to ns on the write path
+ * (trace_stamp_ns(), kernel/bench.c) instead of leaving it to the reader.
+ *
+ * How: the kernel's header is included with its two clock hooks renamed
+ * out of the way, then they are defined again here; every other hook is
+ * the kernel's, unchanged.
+ */
+#ifndef BENCH_STAMP_TRACE_ARCH_H
+#define BENCH_STAMP_TRACE_ARCH_H
+
+#ifndef TRACE_STAMP
+#error "build kernel/bench_writer.c with -DTRACE_STAMP=0|1|2"
+#endif
+#ifndef TRACE_STAMP_CONVERT
+#define TRACE_STAMP_CONVERT 0
+#endif
+
+#define arch_read_cycles	kernel_arch_read_cycles
+#define arch_cycles_since	kernel_arch_cycles_since
+#include_next <arch/trace_arch.h>
+#undef arch_read_cycles
+#undef arch_cycles_since
+
+long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
+
+/* The variant's stamp: a compiler barrier like the kernel's. */
+static __always_inline void bench_stamp(uint32_t *lo, uint32_t *hi)
+{
+#if TRACE_STAMP == 1
+	uint32_t aux;
+	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
+#elif TRACE_STAMP == 2
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+#else
+	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+#endif
+}
+
+static inline uint64_t arch_read_cycles(void)
+{
+	uint32_t lo, hi;
+
+	bench_stamp(&lo, &hi);
+#if TRACE_STAMP_CONVERT
+	return (uint64_t)trace_stamp_ns(((uint64_t)hi << 32) | lo);
+#else
+	return ((uint64_t)hi << 32) | lo;
+#endif
+}
+
+static __always_inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+{
+#if TRACE_STAMP_CONVERT
+	uint64_t d = arch_read_cycles() - *base;
+
+	*delta = (uint32_t)d;
+	return d >> 32 == 0;
+#else
+	uint32_t lo, hi;
+
+	bench_stamp(&lo, &hi);
+	return x86_tsc_since(lo, hi, base, delta);
+#endif
+}
+
+#endif

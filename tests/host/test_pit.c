@@ -1,0 +1,159 @@
+/*
+ * Host test of the PIT calibration windows (arch/x86/pit.c) against a
+ * model: a TSC at exactly 1 GHz (1 cycle = 1 ns of model time) and an 8254
+ * channel 2 counting at 1e15 / PIT_PERIOD_FS Hz.  Each rdtsc costs 10 ns,
+ * each port access 500 ns, as on a slow bus.  A "steal" (an SMI, the
+ * emulator's thread descheduled) stops the CPU for a while at one chosen
+ * rdtsc: the test puts one at every rdtsc of a window in turn and checks
+ * that the window is either rejected or its stated bound covers its true
+ * error.  The bug this catches: a step bracket that starts at the waiting
+ * function's entry instead of at the last read that saw the old value,
+ * which lets a stall between those two escape the bound.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include <arch/timers.h>
+
+#define RDTSC_NS	10
+#define PORT_NS		500
+#define TRUE_HZ		1000000000ull
+
+static struct {
+	uint64_t t;		/* model time, ns */
+	uint64_t t_load;	/* when channel 2 was loaded */
+	uint16_t load;		/* the count loaded */
+	uint8_t lsb_next;	/* next write to 0x42 is the low byte */
+	uint8_t low;		/* low byte written */
+	uint16_t latched;	/* latched count */
+	uint8_t read_hi;	/* next read of 0x42 gives the high byte */
+	uint8_t port61;		/* gate and speaker bits */
+	uint64_t rdtscs;	/* rdtsc calls so far */
+	uint64_t steal_at;	/* stall at this rdtsc (1-based), 0 = never */
+	uint64_t steal_ns;	/* for this long */
+} m;
+
+static uint64_t ticks_since_load(void)
+{
+	return (uint64_t)((unsigned __int128)(m.t - m.t_load) * 1000000ull / PIT_PERIOD_FS);
+}
+
+uint64_t model_rdtsc(void)
+{
+	uint64_t now;
+
+	if (++m.rdtscs == m.steal_at)
+		m.t += m.steal_ns;
+	now = m.t;
+	m.t += RDTSC_NS;
+	return now;
+}
+
+uint8_t model_inb(uint16_t port)
+{
+	uint8_t v = 0;
+
+	m.t += PORT_NS;
+	if (port == 0x42) {
+		v = m.read_hi ? (uint8_t)(m.latched >> 8) : (uint8_t)m.latched;
+		m.read_hi ^= 1;
+	} else if (port == 0x61) {
+		v = m.port61;
+		if (ticks_since_load() >= m.load)
+			v |= 0x20;	/* OUT2: mode 0 reached terminal count */
+	}
+	return v;
+}
+
+void model_outb(uint16_t port, uint8_t v)
+{
+	m.t += PORT_NS;
+	if (port == 0x43) {
+		if (v == 0x80) {	/* latch channel 2 */
+			m.latched = (uint16_t)(m.load - ticks_since_load());
+			m.read_hi = 0;
+		} else {
+			m.lsb_next = 1;
+		}
+	} else if (port == 0x42) {
+		if (m.lsb_next) {
+			m.low = v;
+			m.lsb_next = 0;
+		} else {
+			m.load = (uint16_t)(m.low | v << 8);
+			m.t_load = m.t;
+		}
+	} else if (port == 0x61) {
+		m.port61 = v & 0x03;
+	}
+}
+
+/* One MSB window with a stall at rdtsc number steal_at (0: none). */
+static const char *window(unsigned steps, uint64_t steal_at, uint64_t steal_ns,
+			  struct calib_window *w)
+{
+	m = (typeof(m)){ .t = 123456789, .steal_at = steal_at, .steal_ns = steal_ns };
+	return pit_window_msb(w, steps);
+}
+
+static void test_msb_exact_without_stalls(void **state)
+{
+	struct calib_window w;
+	uint64_t hz, err;
+
+	(void)state;
+	assert_null(window(200, 0, 0, &w));
+	assert_true(calib_window_eval(&w, &hz, &err));
+	assert_true(calib_diff_ppb(hz, TRUE_HZ) <= err);
+	assert_true(err < 100000);	/* brackets of two 1.5 us polls over 42.9 ms */
+}
+
+/*
+ * A stall at every rdtsc of the window in turn, of lengths around one and
+ * two steps (256 ticks = 214.6 us): every window is rejected or bounded.
+ */
+static void test_msb_bound_holds_under_any_stall(void **state)
+{
+	static const uint64_t stalls_ns[] = { 5000, 150000, 230000, 300000, 420000, 700000 };
+	const unsigned steps = 12;
+	struct calib_window w;
+	uint64_t hz, err, calls, rejected = 0, bounded = 0;
+
+	(void)state;
+	assert_null(window(steps, 0, 0, &w));
+	calls = m.rdtscs;
+	for (unsigned s = 0; s < sizeof(stalls_ns) / sizeof(stalls_ns[0]); s++) {
+		for (uint64_t k = 1; k <= calls + 2; k++) {
+			if (window(steps, k, stalls_ns[s], &w)) {
+				rejected++;
+				continue;
+			}
+			assert_true(calib_window_eval(&w, &hz, &err));
+			if (calib_diff_ppb(hz, TRUE_HZ) > err)
+				fail_msg("stall of %llu ns at rdtsc %llu of %llu: %llu Hz is %llu ppb "
+					 "off, beyond its bound of %llu ppb",
+					 (unsigned long long)stalls_ns[s], (unsigned long long)k,
+					 (unsigned long long)calls, (unsigned long long)hz,
+					 (unsigned long long)calib_diff_ppb(hz, TRUE_HZ),
+					 (unsigned long long)err);
+			bounded++;
+		}
+	}
+	printf("msb windows: %llu bounded, %llu rejected, %llu rdtscs each\n",
+	       (unsigned long long)bounded, (unsigned long long)rejected,
+	       (unsigned long long)calls);
+	assert_true(bounded > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_msb_exact_without_stalls),
+		cmocka_unit_test(test_msb_bound_holds_under_any_stall),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
