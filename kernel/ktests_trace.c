@@ -508,13 +508,13 @@ KTEST(ring_buffer_discard_stalled)
 			break;
 		}
 		if (err) {
-			why = "a reservation failed other than full while filling";
+			why = ds.bad ? ds.bad : "a reservation failed other than full while filling";
 			goto out;
 		}
 		stored++;
 	}
-	if (!fill_full) {
-		why = "the ring never filled";
+	if (ds.bad || !fill_full) {
+		why = ds.bad ? ds.bad : "the ring never filled";
 		goto out;
 	}
 
@@ -557,7 +557,7 @@ KTEST(ring_buffer_discard_stalled)
 		if (err == -RB_EFULL)
 			break;
 		if (err) {
-			why = "a reservation failed other than full after the read";
+			why = ds.bad ? ds.bad : "a reservation failed other than full after the read";
 			goto out;
 		}
 		later++;
