@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <arch/local_ops.h>
 #include <arch/percpu.h>
+#include <arch/tsc_site.h>
 
 /*
  * TRACE_STAMP selects the stamp instruction at build time: 0 rdtsc (the
@@ -53,16 +54,21 @@ long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock *
  * section 4): the write word's load at /A/ stays before the stamp at /B/,
  * and the xadd at /C/ after it, whatever the compiler schedules.  The CPU
  * keeps that order on its own for this CPU's interrupts (they are precise).
+ * Each variant lists its instruction in tsc_sites (arch/tsc_site.h: a data
+ * record, no code), where inject.tsc_skew finds it.
  */
 static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
 {
 #if TRACE_STAMP == 1
 	uint32_t aux;
-	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
+	__asm__ __volatile__("1: rdtscp\n\t" TSC_SITE(TSC_SITE_RDTSCP)
+			     : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
 #elif TRACE_STAMP == 2
-	__asm__ __volatile__("lfence; rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+	__asm__ __volatile__("lfence\n1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
+			     : "=a"(*lo), "=d"(*hi) : : "memory");
 #else
-	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+	__asm__ __volatile__("1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
+			     : "=a"(*lo), "=d"(*hi) : : "memory");
 #endif
 }
 
