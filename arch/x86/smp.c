@@ -42,6 +42,7 @@
 #include <arch/smp.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
+#include <arch/tsc_inject.h>
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -430,6 +431,7 @@ void smp_init(void)
 	uint64_t t0 = rdtsc();
 	unsigned present = 0, next = 1;
 	struct percpu *bsp = cpus[0];
+	int64_t inject = 0;
 
 	trap_set_handler(VEC_CALL, on_call_ipi);
 	trap_set_handler(VEC_NMI, on_nmi);
@@ -451,6 +453,7 @@ void smp_init(void)
 	} else if (present > 1) {
 		memcpy((void *)(uintptr_t)TRAMP_BASE, trampoline_start,
 		       trampoline_end - trampoline_start);
+		inject = tsc_inject_init();	/* before any AP runs kernel code */
 		for (unsigned i = 0; i < acpi.cpu_count; i++) {
 			const struct acpi_cpu *c = &acpi.cpus[i];
 			if (c->apic_id == bsp->apic_id)
@@ -475,6 +478,7 @@ void smp_init(void)
 				printk("smp: no memory for cpu %u; not started\n", next);
 				break;
 			}
+			pc->tsc_inject = inject;
 			if (!start_ap(pc)) {
 				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",
 				       c->apic_id, AP_TIMEOUT_MS);
