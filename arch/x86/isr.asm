@@ -1,7 +1,8 @@
 ; Interrupt entry stubs. Each vector pushes a dummy error code when the CPU
 ; does not, then its vector number, and joins isr_common, which saves the
 ; general registers as a struct trap_frame (arch/trap.h) and calls
-; trap_dispatch(frame). Stack after the pushes, from the top (lowest address):
+; trap_dispatch(frame); #UD joins isr_common_noiret, the same but returning
+; without iretq (see there). Stack after the pushes, from the top (lowest address):
 ;
 ;   rsp -> r15 r14 r13 r12 r11 r10 r9 r8 rbp rdi rsi rdx rcx rbx rax
 ;          vector error_code | rip cs rflags rsp ss   (pushed by the CPU)
@@ -22,6 +23,14 @@ isr_stub_%1:
 	jmp isr_common
 %endmacro
 
+; #UD returns without iretq (isr_common_noiret below).
+%macro STUB_UD 1
+isr_stub_%1:
+	push 0
+	push %1
+	jmp isr_common_noiret
+%endmacro
+
 %macro STUB_ERR 1
 isr_stub_%1:
 	push %1
@@ -33,13 +42,15 @@ isr_stub_%1:
 %rep 256
 %if v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30
 	STUB_ERR v
+%elif v == 6
+	STUB_UD v
 %else
 	STUB_NOERR v
 %endif
 %assign v v + 1
 %endrep
 
-isr_common:
+%macro SAVE_AND_DISPATCH 0
 	cld
 	push rax
 	push rbx
@@ -71,10 +82,48 @@ isr_common:
 	pop rsi
 	pop rdx
 	pop rcx
+%endmacro
+
+isr_common:
+	SAVE_AND_DISPATCH
 	pop rbx
 	pop rax
 	add rsp, 16		; vector and error code
 	iretq
+
+; The #UD path. The only #UD that returns is a TSC read rewritten by
+; inject.tsc_skew (arch/x86/tsc_inject.c), and it may sit in an NMI handler:
+; an iretq there would end the CPU's NMI blocking early, and the next NMI
+; would nest on the NMI's IST stack. So return the way a function does.
+; This kernel runs only at CPL 0 and #UD has no IST stack, so the CPU pushed
+; the frame on the interrupted stack itself: with t = the interrupted RSP,
+; the frame's top is t or t - 8 (the CPU aligned RSP to 16 first), so its
+; rip slot is at t - 40 or t - 48, and the stub's words and the saved
+; registers lie below that. Stack here, rbx and rax still to restore:
+;
+;   rsp -> rbx rax vector error_code rip cs rflags rsp(=t) ss
+;
+; Written, in this order: t - 16 <- rflags, t - 8 <- rip, t - 24 <- rax,
+; t - 32 <- rbx. These words may overlap only the frame's cs, rflags, rsp
+; and ss slots (rip's is below t - 32), and rflags and t are read first.
+; Then RSP = t - 32: pop rbx, rax, popfq (IF back as interrupted; an
+; interrupt taken before the ret pushes below the rip word), ret.
+isr_common_noiret:
+	SAVE_AND_DISPATCH
+	mov rax, [rsp + 56]	; t
+	mov rbx, [rsp + 48]	; rflags
+	mov [rax - 16], rbx
+	mov rbx, [rsp + 32]	; rip
+	mov [rax - 8], rbx
+	mov rbx, [rsp + 8]	; rax
+	mov [rax - 24], rbx
+	mov rbx, [rsp]		; rbx
+	mov [rax - 32], rbx
+	lea rsp, [rax - 32]
+	pop rbx
+	pop rax
+	popfq
+	ret
 
 section .rodata
 align 8

@@ -1,7 +1,8 @@
 /*
  * In-kernel tests of SMP: every CPU runs its LAPIC in the chosen mode, takes
  * calls (IPIs), NMIs and its LAPIC timer, and converted time is ordered
- * across CPUs.
+ * across CPUs (with inject.tsc_skew too: the skew is measured and corrected);
+ * the skew bound's threshold; the TSC reads inject.tsc_skew rewrites.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
@@ -10,7 +11,11 @@
 #include <arch/smp.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
+#include <arch/tsc_inject.h>
+#include <arch/tsc_site.h>
 #include "kernel/console.h"
+#include "kernel/kstring.h"
+#include "kernel/ksyms.h"
 #include "kernel/ktest.h"
 
 #define CALL_TIMEOUT_MS	10000
@@ -282,5 +287,77 @@ KTEST(cross_cpu_order)
 	printk("ktest: cross_cpu_order pairs=%u rounds=%u violations=%u worst_ns=%lld "
 	       "untrusted_pairs=%u\n", pairs, rounds, violations, worst, untrusted);
 	KT_ASSERT(violations == 0);
+	return NULL;
+}
+
+/*
+ * The 20 us bound on a skew's uncertainty is exact at every rate. The
+ * largest uncertainty allowed is computed here independently, as whole
+ * cycles in 20 us: floor(hz / 50000). The old rounded formula
+ * ((hz / 10^9 + 1) * 20000 cycles) allowed 200 us at 100 MHz and up to
+ * 40 us at GHz rates.
+ */
+KTEST(skew_bound_is_20us)
+{
+	static const uint64_t rates[] = { 100000000, 999999999, 1000000000, 1000000140,
+					  2095996316, 3700000000, 20000000000 };
+
+	for (unsigned i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		uint64_t hz = rates[i], max = hz / 50000;
+		KT_ASSERT(smp_skew_bound_ok(max, hz));
+		KT_ASSERT(!smp_skew_bound_ok(max + 1, hz));
+	}
+	KT_ASSERT(!smp_skew_bound_ok(0, 0));
+	KT_ASSERT(!smp_skew_bound_ok(UINT64_MAX, 3700000000));
+	return NULL;
+}
+
+/*
+ * Every TSC read is listed (a trace writer's stamp among them), and the
+ * list is only acted on when injecting: without inject.tsc_skew every site
+ * holds the instruction it was built with, so the write path costs what it
+ * did; with it none does.
+ */
+KTEST(tsc_sites_intact)
+{
+	unsigned n = tsc_sites_count(), intact = tsc_sites_intact(), in_writer = 0;
+
+	for (const struct tsc_site *s = __start_tsc_sites; s < __stop_tsc_sites; s++) {
+		uint64_t off;
+		const char *f = ksym_lookup(s->addr, &off);
+		if (f && !strcmp(f, "on_call_ipi"))	/* trace_event2(TEV_IPI_RECV, ...) */
+			in_writer++;
+	}
+	printk("ktest: tsc_sites count=%u intact=%u in_on_call_ipi=%u inject=%s\n", n, intact,
+	       in_writer, tsc_inject_active() ? "yes" : "no");
+	KT_ASSERT(n > 0);
+	KT_ASSERT(in_writer > 0);
+	KT_ASSERT(intact == (tsc_inject_active() ? 0 : n));
+	return NULL;
+}
+
+/*
+ * Console lines printed on an AP carry that AP's converted time. Each AP
+ * prints its own smp_now_ns() taken just before the line; the line's
+ * prefix is read after it, on the same clock, so it is not earlier
+ * (tests/qemu/test_skew.py checks that, and that the boot CPU's next line
+ * is not earlier either: with the boot CPU's conversion an injected skew
+ * would move the AP's prefix by the whole skew).
+ */
+static void print_now(void *arg)
+{
+	(void)arg;
+	printk("ktest: ap_console cpu=%u now_ns=%lld\n", this_cpu()->cpu, smp_now_ns());
+}
+
+KTEST(ap_console_clock)
+{
+	for (unsigned c = 1; c < cpu_count; c++) {
+		if (!cpus[c] || !cpus[c]->online)
+			continue;
+		KT_ASSERT(smp_call_async(c, print_now, NULL));
+		KT_ASSERT(smp_call_wait(c, CALL_TIMEOUT_MS));
+		printk("ktest: ap_console cpu=0 now_ns=%lld after=%u\n", smp_now_ns(), c);
+	}
 	return NULL;
 }

@@ -22,17 +22,30 @@
  *                 ...                                a = rdtsc; seq = 2i+2
  *                 BSP: sees 2i+2; t1 = rdtsc
  *     a was read between t0 and t1 on the BSP's clock, so
- *       skew = a - (t0 + t1) / 2,  |error| <= (t1 - t0) / 2.
+ *       skew = a - m,  m = t0 + (t1 - t0) / 2,  |error| <= (t1 - t0) / 2.
  *     The sample with the smallest round trip wins.
  *
- *   warp test     both CPUs, for WARP_ITERS rounds: take a shared lock,
- *                 read the TSC, compare with the last value stored under
- *                 the lock, store theirs. A value below the last is a
- *                 warp: time went backwards across CPUs.
+ *   clock         the AP's conversion is the BSP's, moved so that the AP's
+ *                 reading a converts to exactly what the BSP's reading m
+ *                 does: the BSP's conversion rebased (exactly) to m, then
+ *                 re-anchored at cycle_base = a, offset_ns 0. For every AP
+ *                 reading x, ns_AP(x) = ns_BSP(x - skew) bit for bit: the
+ *                 skew, of any size, is never converted to ns, so no
+ *                 rounding of mult scales with it.
+ *
+ *   warp test     then both CPUs, for WARP_ITERS rounds: take a shared
+ *                 lock, read the TSC and convert it with their own clock,
+ *                 compare with the last ns stored under the lock, store
+ *                 theirs. A value below the last is a warp: corrected time
+ *                 went backwards across CPUs.
+ *
+ * A CPU is trusted when the measurement completed, the warp test found no
+ * warp on corrected time, and the skew's bound is at most 20 us
+ * (smp_skew_bound_ok()). A constant skew, measured and corrected, leaves a
+ * CPU trusted; a wrong correction or a drifting TSC shows up as warps.
  *
  * rdtsc is preceded by lfence on both sides so that it is not executed
  * before the load that observed the other CPU's store.
- * The skew goes into the AP's clock offset, so converted times line up.
  */
 #include <stddef.h>
 #include <arch/acpi.h>
@@ -42,6 +55,7 @@
 #include <arch/smp.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
+#include <arch/tsc_inject.h>
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -84,10 +98,19 @@ static struct {
 
 static struct {
 	uint32_t lock;			/* warp test lock */
-	uint64_t last;			/* last TSC stored under it */
+	int64_t last;			/* last corrected time stored under it (ns) */
 	uint64_t warps;			/* backwards steps seen */
-	uint64_t max_warp;		/* largest, cycles */
+	uint64_t max_warp;		/* largest, ns */
 } warp __aligned(CACHELINE_SIZE);
+
+/* One ping-pong's verdict: the best sample. */
+struct skew_sample {
+	int64_t skew;			/* AP's TSC minus the BSP's, cycles */
+	int64_t uncert;			/* bound on its error, cycles */
+	uint64_t ap_tsc;		/* the AP's reading a of the best sample */
+	uint64_t bsp_tsc;		/* the BSP's reading m it is matched with */
+	unsigned samples;		/* round trips made */
+};
 
 extern const uint8_t trampoline_start[], trampoline_end[];
 
@@ -144,25 +167,46 @@ static bool wait_eq32(volatile uint32_t *p, uint32_t v, uint64_t ms)
 }
 
 /*
+ * Corrected time on this CPU: its TSC through its own conversion, the one
+ * every reader of its stamps uses. Uncalibrated (no conversion), the raw
+ * TSC: such a CPU is untrusted whatever the test finds.
+ */
+static int64_t warp_now(const struct clock_conv *c)
+{
+	uint64_t x = rdtsc_ordered();
+
+	return c ? clock_cycles_to_ns(c, x) : (int64_t)(x >> 1);	/* halved: fits int64_t */
+}
+
+/*
  * One side of the warp test (both CPUs run it at once): take the lock,
- * read the TSC, compare with the last reading stored under the lock by
- * either CPU; a smaller value is a warp.
+ * read corrected time, compare with the last value stored under the lock
+ * by either CPU; a smaller value is a warp.
  */
 static void warp_rounds(void)
 {
 	uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
+	struct clock_conv conv, *c = NULL;
 
+	if (tsc.hz && !clock_latch_read(&this_cpu()->clock, &conv) && conv.hz)
+		c = &conv;
 	for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
 		while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
 			sync_relax();
-		uint64_t now = rdtsc_ordered();
+		int64_t now = warp_now(c);
 		if (now < warp.last) {
 			warp.warps++;
-			if (warp.last - now > warp.max_warp)
-				warp.max_warp = warp.last - now;
+			if ((uint64_t)(warp.last - now) > warp.max_warp)
+				warp.max_warp = (uint64_t)(warp.last - now);
 		}
 		warp.last = now;
 		__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
+		/*
+		 * Give the other CPU its turn: under icount only a pause
+		 * switches CPUs, and without one each CPU would run all its
+		 * rounds in its own time slice, never interleaved.
+		 */
+		sync_relax();
 	}
 }
 
@@ -240,10 +284,15 @@ void ap_entry(struct percpu *pc)
 
 /* ---- BSP side ----------------------------------------------------------- */
 
-static bool pingpong(int64_t *skew, int64_t *uncert, unsigned *samples)
+/*
+ * Measure the AP's skew; *out is written only when at least one round trip
+ * completed, so a failed re-measurement leaves the caller's last verdict.
+ */
+static bool pingpong(struct skew_sample *out)
 {
 	uint64_t best = UINT64_MAX, t_start = rdtsc(), lim = ms_to_cycles(PINGPONG_MAX_MS);
 	uint64_t best_mode[2] = { UINT64_MAX, UINT64_MAX };
+	struct skew_sample m = { 0 };
 	unsigned n = 0;
 
 	__atomic_store_n(&sync.seq, 0, __ATOMIC_RELEASE);
@@ -259,8 +308,10 @@ static bool pingpong(int64_t *skew, int64_t *uncert, unsigned *samples)
 		__atomic_store_n(&sync.seq, 2 * i + 1, __ATOMIC_RELEASE);
 		uint64_t w0 = rdtsc(), wl = ms_to_cycles(SYNC_WAIT_MS);
 		while (__atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE) != 2 * i + 2) {
-			if (rdtsc() - w0 > wl)
+			if (rdtsc() - w0 > wl) {
+				__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
 				return false;
+			}
 			/* No answer within 1 ms without pause: icount; pause now. */
 			if (!sync.use_pause && rdtsc() - w0 > ms_to_cycles(1))
 				sync.use_pause = 1;
@@ -273,19 +324,24 @@ static bool pingpong(int64_t *skew, int64_t *uncert, unsigned *samples)
 			best_mode[sync.use_pause] = t1 - t0;
 		if (t1 - t0 < best) {
 			best = t1 - t0;
-			*skew = (int64_t)(a - (t0 + (t1 - t0) / 2));
-			*uncert = (int64_t)((t1 - t0 + 1) / 2);
+			m.ap_tsc = a;
+			m.bsp_tsc = t0 + (t1 - t0) / 2;
+			m.skew = (int64_t)(a - m.bsp_tsc);
+			m.uncert = (int64_t)((t1 - t0 + 1) / 2);
 		}
 	}
 	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
-	*samples = n;
-	return n > 0;
+	if (n == 0)
+		return false;
+	m.samples = n;
+	*out = m;
+	return true;
 }
 
 static bool warp_test(uint64_t *warps, uint64_t *max_warp)
 {
 	warp.lock = 0;
-	warp.last = 0;
+	warp.last = INT64_MIN;
 	warp.warps = 0;
 	warp.max_warp = 0;
 	__atomic_store_n(&sync.ap_done, 0, __ATOMIC_RELEASE);
@@ -308,46 +364,75 @@ static bool ap_adjust(int64_t delta)
 	return ok;
 }
 
-static void set_cpu_clock(struct percpu *pc)
+/*
+ * Is a skew bound of uncert cycles at hz within SKEW_UNCERT_MAX_NS? Exactly:
+ * uncert / hz s <= 20 us  <=>  uncert * 10^9 <= 20000 * hz, both sides
+ * integers, evaluated in 128 bits (uncert up to 2^63, hz up to 2^64).
+ */
+bool smp_skew_bound_ok(uint64_t uncert_cycles, uint64_t hz)
+{
+	return hz && (unsigned __int128)uncert_cycles * CLOCK_NSEC_PER_SEC <=
+		     (unsigned __int128)SKEW_UNCERT_MAX_NS * hz;
+}
+
+/*
+ * Build the AP's conversion from the BSP's and the best sample, and
+ * publish it. The BSP's conversion is rebased to m (exact: the same ns for
+ * every reading) and its base renamed to the AP's reading a = m + skew, so
+ * ns_AP(x) = ns_BSP(x - skew) for every x, the skew never converted to ns.
+ * A skew within its own uncertainty cannot be told from none; applying it
+ * would shift this CPU by up to the uncertainty for nothing (and, where
+ * the TSCs are in fact synchronised, make events a fast handshake apart
+ * look reordered), so then the AP uses the BSP's conversion unchanged.
+ * Returns whether a conversion was published.
+ */
+static bool set_cpu_clock(struct percpu *pc, const struct skew_sample *m, bool anchor)
 {
 	struct clock_conv c;
 
 	if (!tsc.hz || clock_latch_read(&tsc_clock_boot, &c))
-		return;
-	/*
-	 * This CPU's TSC reads skew cycles ahead: subtract them in ns. A skew
-	 * within its own uncertainty cannot be told from none; applying it
-	 * would shift this CPU by up to the uncertainty for nothing (and,
-	 * where the TSCs are in fact synchronised, make events a fast
-	 * handshake apart look reordered), so it is left at 0.
-	 */
-	int64_t skew = pc->tsc_skew;
-	if (skew <= pc->tsc_skew_uncert && -skew <= pc->tsc_skew_uncert)
-		skew = 0;
-	c.offset_ns = -(int64_t)((__int128)skew * 1000000000 / (__int128)tsc.hz);
+		return false;
+	if (anchor && (m->skew > m->uncert || -m->skew > m->uncert)) {
+		if (clock_conv_rebase(&c, m->bsp_tsc))
+			return false;
+		c.cycle_base = m->ap_tsc;
+	}
 	clock_latch_write(&pc->clock, &c);
-	printk("clock: cpu=%u mult=%u shift=%u offset_ns=%lld\n", pc->cpu, c.mult, c.shift,
-	       (long long)c.offset_ns);
+	return true;
 }
 
 static void measure_tsc(struct percpu *pc)
 {
-	int64_t skew = 0, uncert = 0;
-	uint64_t warps = 0, max_warp = 0, uncert_max;
-	unsigned samples = 0;
+	struct skew_sample m = { 0 };
+	uint64_t warps = 0, max_warp = 0;
 	const char *failed = NULL;
-	bool ok;
+	bool ok, clock;
 
-	ok = pingpong(&skew, &uncert, &samples);
+	ok = pingpong(&m);
 	if (!ok)
 		failed = "ping-pong";
-	if (ok && tsc.tsc_adjust && skew && (skew > 2 * uncert || -skew > 2 * uncert)) {
+	if (ok && tsc.tsc_adjust && m.skew && (m.skew > 2 * m.uncert || -m.skew > 2 * m.uncert)) {
 		printk("smp: cpu=%u tsc_skew_cycles=%lld: correcting with IA32_TSC_ADJUST\n",
-		       pc->cpu, (long long)skew);
-		ok = ap_adjust(-skew) && pingpong(&skew, &uncert, &samples);
-		if (!ok)
-			failed = "TSC_ADJUST";
+		       pc->cpu, (long long)m.skew);
+		/*
+		 * After the write the AP's TSC is what it was minus m.skew, so
+		 * the clock must not subtract m.skew again: without a fresh
+		 * measurement the residual is 0 give or take the first bound
+		 * (or, if the AP never confirmed the write, either that or the
+		 * old skew), and the CPU is untrusted.
+		 */
+		bool adjusted = ap_adjust(-m.skew);
+		struct skew_sample before = m;
+		if (!adjusted || !pingpong(&m)) {
+			ok = false;
+			failed = adjusted ? "ping-pong after TSC_ADJUST" : "TSC_ADJUST";
+			m = (struct skew_sample){ .uncert = before.uncert, .samples = before.samples };
+			if (!adjusted)
+				m.uncert += before.skew < 0 ? -before.skew : before.skew;
+		}
 	}
+	/* The AP's clock first: the warp test runs on corrected time. */
+	clock = set_cpu_clock(pc, &m, ok);
 	if (ok && !warp_test(&warps, &max_warp)) {
 		ok = false;
 		failed = "warp test";
@@ -360,25 +445,33 @@ static void measure_tsc(struct percpu *pc)
 		failed = "leaving";
 	}
 
-	pc->tsc_skew = skew;
-	pc->tsc_skew_uncert = uncert;
+	pc->tsc_skew = m.skew;
+	pc->tsc_skew_uncert = m.uncert;
 	pc->tsc_warps = warps;
-	uncert_max = tsc.hz / 1000000000ull * SKEW_UNCERT_MAX_NS + SKEW_UNCERT_MAX_NS;
-	pc->tsc_trusted = ok && warps == 0 && tsc.hz && (uint64_t)uncert <= uncert_max;
+	pc->tsc_trusted = ok && clock && warps == 0 && smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz);
 	printk("smp: cpu=%u apic_id=%u tsc_skew_cycles=%lld uncertainty_cycles=%lld warps=%llu\n",
-	       pc->cpu, pc->apic_id, (long long)skew, (long long)uncert,
+	       pc->cpu, pc->apic_id, (long long)m.skew, (long long)m.uncert,
 	       (unsigned long long)warps);
+	/* Every reason that applies: a wide bound explains warps after correction. */
 	if (!ok)
 		printk("smp: cpu=%u WARNING: TSC measurement did not complete (%s timed out); "
 		       "its stamps are marked untrusted\n", pc->cpu, failed);
-	else if (warps)
-		printk("smp: cpu=%u WARNING: TSC warped %llu times (max %llu cycles); its "
+	if (ok && !smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz))
+		printk("smp: cpu=%u WARNING: skew bound %lld cycles is too wide (%u samples); "
+		       "its stamps are marked untrusted\n", pc->cpu, (long long)m.uncert, m.samples);
+	if (ok && warps)
+		printk("smp: cpu=%u WARNING: corrected time warped %llu times (max %llu ns); its "
 		       "stamps are marked untrusted\n", pc->cpu, (unsigned long long)warps,
 		       (unsigned long long)max_warp);
-	else if (!pc->tsc_trusted)
-		printk("smp: cpu=%u WARNING: skew bound %lld cycles is too wide (%u samples); "
-		       "its stamps are marked untrusted\n", pc->cpu, (long long)uncert, samples);
-	set_cpu_clock(pc);
+	if (ok && !clock)
+		printk("smp: cpu=%u WARNING: no conversion could be built; its stamps are marked "
+		       "untrusted\n", pc->cpu);
+	if (clock) {
+		struct clock_conv c;
+		if (!clock_latch_read(&pc->clock, &c))
+			printk("clock: cpu=%u mult=%u shift=%u offset_ns=%lld\n", pc->cpu, c.mult,
+			       c.shift, (long long)c.offset_ns);
+	}
 }
 
 static bool tramp_page_free(void)
@@ -430,13 +523,16 @@ void smp_init(void)
 	uint64_t t0 = rdtsc();
 	unsigned present = 0, next = 1;
 	struct percpu *bsp = cpus[0];
+	int64_t inject = 0;
 
 	trap_set_handler(VEC_CALL, on_call_ipi);
 	trap_set_handler(VEC_NMI, on_nmi);
 	if (tsc.hz) {
 		struct clock_conv c;
-		if (!clock_latch_read(&tsc_clock_boot, &c))
+		if (!clock_latch_read(&tsc_clock_boot, &c)) {
 			clock_latch_write(&bsp->clock, &c);
+			printk_set_clock(smp_now_ns);	/* each CPU's lines on its own clock */
+		}
 	}
 	for (unsigned i = 0; i < acpi.cpu_count; i++)
 		present += acpi.cpus[i].enabled;
@@ -451,6 +547,7 @@ void smp_init(void)
 	} else if (present > 1) {
 		memcpy((void *)(uintptr_t)TRAMP_BASE, trampoline_start,
 		       trampoline_end - trampoline_start);
+		inject = tsc_inject_init();	/* before any AP runs kernel code */
 		for (unsigned i = 0; i < acpi.cpu_count; i++) {
 			const struct acpi_cpu *c = &acpi.cpus[i];
 			if (c->apic_id == bsp->apic_id)
@@ -475,6 +572,7 @@ void smp_init(void)
 				printk("smp: no memory for cpu %u; not started\n", next);
 				break;
 			}
+			pc->tsc_inject = inject;
 			if (!start_ap(pc)) {
 				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",
 				       c->apic_id, AP_TIMEOUT_MS);
@@ -528,9 +626,10 @@ bool smp_call_wait(unsigned cpu, uint64_t timeout_ms)
 
 long long smp_now_ns(void)
 {
-	int64_t ns;
+	struct clock_conv c;
 
-	if (!tsc.hz || clock_latch_cycles_to_ns(&this_cpu()->clock, rdtsc(), &ns))
+	/* An AP's latch is all zeros (hz 0) until its skew is measured. */
+	if (!tsc.hz || clock_latch_read(&this_cpu()->clock, &c) || !c.hz)
 		return -1;
-	return ns;
+	return clock_cycles_to_ns(&c, rdtsc());
 }

@@ -60,7 +60,7 @@ struct clock_conv {
 	uint64_t cycle_base;	/* counter reading the conversion is anchored at */
 	int64_t  ns_base;	/* whole ns at cycle_base, offset_ns not included */
 	uint64_t ns_frac;	/* fraction of a ns at cycle_base, in 2^-shift ns; < 2^shift */
-	int64_t  offset_ns;	/* added to every result: per-CPU skew fix; 0 on the boot CPU */
+	int64_t  offset_ns;	/* added to every result; kernel: 0 (an AP's skew is in cycle_base) */
 	uint64_t hz;		/* counter frequency mult was derived from, cycles per second */
 	uint64_t max_cycles;	/* stated range: |cycles - cycle_base| this far is 64-bit safe */
 	uint32_t mult;		/* ns per cycle scaled by 2^shift, rounded to nearest */

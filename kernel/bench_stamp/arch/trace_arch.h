@@ -31,16 +31,20 @@
 
 long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
 
-/* The variant's stamp: a compiler barrier like the kernel's. */
+/* The variant's stamp: a compiler barrier like the kernel's, its
+ * instruction listed in tsc_sites like the kernel's (inject.tsc_skew). */
 static __always_inline void bench_stamp(uint32_t *lo, uint32_t *hi)
 {
 #if TRACE_STAMP == 1
 	uint32_t aux;
-	__asm__ __volatile__("rdtscp" : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
+	__asm__ __volatile__("1: rdtscp\n\t" TSC_SITE(TSC_SITE_RDTSCP)
+			     : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
 #elif TRACE_STAMP == 2
-	__asm__ __volatile__("lfence; rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+	__asm__ __volatile__("lfence\n1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
+			     : "=a"(*lo), "=d"(*hi) : : "memory");
 #else
-	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+	__asm__ __volatile__("1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
+			     : "=a"(*lo), "=d"(*hi) : : "memory");
 #endif
 }
 

@@ -3,6 +3,7 @@
 #define ARCH_CPU_H
 
 #include <stdint.h>
+#include <arch/tsc_site.h>
 
 struct cpuid_regs {
 	uint32_t eax, ebx, ecx, edx;
@@ -33,7 +34,7 @@ static inline void wrmsr(uint32_t msr, uint64_t v)
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	__asm__ __volatile__("1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC) : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
 

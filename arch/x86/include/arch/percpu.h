@@ -71,6 +71,7 @@ struct percpu {
 	int64_t tsc_skew_uncert;	/* its bound */
 	uint64_t tsc_warps;		/* backwards steps seen in the warp test */
 	bool tsc_trusted;		/* skew bounded and no warps */
+	int64_t tsc_inject;		/* inject.tsc_skew added to every TSC read (test facility) */
 
 	/* Cross-CPU calls: the owner runs fn(arg) from its idle loop. */
 	void (*volatile call_fn)(void *);	/* pending work, NULL = none */

@@ -16,7 +16,13 @@ void smp_init(void);
 bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg);
 bool smp_call_wait(unsigned cpu, uint64_t timeout_ms);
 
-/* Converted time on the calling CPU's own clock (ns), or -1. */
+/*
+ * Converted time on the calling CPU's own clock (ns), or -1 before that
+ * clock exists. printk's clock from smp_init() on.
+ */
 long long smp_now_ns(void);
+
+/* Is a TSC skew bound of uncert_cycles at hz at most 20 us, exactly? */
+bool smp_skew_bound_ok(uint64_t uncert_cycles, uint64_t hz);
 
 #endif

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <arch/local_ops.h>
 #include <arch/percpu.h>
+#include <arch/tsc_site.h>
 
 /*
  * The stamp instruction: the clock's two halves.  The "memory" clobber is
@@ -36,12 +37,15 @@
  * section 4): the write word's load at /A/ stays before the stamp at /B/,
  * and the xadd at /C/ after it, whatever the compiler schedules.  The CPU
  * keeps that order on its own for this CPU's interrupts (they are precise).
- * (The benchmark compares other stamp instructions with its own copy of
- * these hooks: kernel/bench_stamp/arch/trace_arch.h.)
+ * Each stamp lists its instruction in tsc_sites (arch/tsc_site.h: a data
+ * record, no code), where inject.tsc_skew finds it.  (The benchmark
+ * compares other stamp instructions with its own copy of these hooks:
+ * kernel/bench_stamp/arch/trace_arch.h, whose stamps are listed too.)
  */
 static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
 {
-	__asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi) : : "memory");
+	__asm__ __volatile__("1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
+			     : "=a"(*lo), "=d"(*hi) : : "memory");
 }
 
 static inline uint64_t arch_read_cycles(void)

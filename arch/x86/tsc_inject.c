@@ -1,0 +1,189 @@
+/*
+ * Test facility inject.tsc_skew=<cycles>: make every AP's TSC read that
+ * many cycles ahead of the boot CPU's, so that tests reach the skew
+ * correction that real machines without synchronised TSCs need. Under
+ * QEMU every vCPU reads one host TSC, so nothing else gets there.
+ *
+ * Why not the TSC itself. The architectural ways to move one CPU's TSC are
+ * a wrmsr to IA32_TSC (MSR 0x10) or to IA32_TSC_ADJUST (MSR 0x3B). QEMU 7.2
+ * under TCG honours neither (measured on an AP, -cpu max, icount and not):
+ * after wrmsr(0x10, tsc + 10^9) rdtsc goes on as before and rdmsr(0x10)
+ * reads 0; CPUID does not list TSC_ADJUST, and after a write to 0x3B
+ * rdmsr(0x3B) reads 0 and rdtsc is unchanged. So the skew is applied in
+ * the kernel's own readers instead.
+ *
+ * How. Every instruction in the kernel that reads the TSC is listed in the
+ * tsc_sites section (arch/tsc_site.h). Before the first AP starts, the
+ * boot CPU rewrites each one to ud2 (0f 31 -> 0f 0b: rdtsc and ud2 have
+ * the same length and first byte, so one byte store changes each site;
+ * rdtscp's third byte stays and is skipped). The #UD handler finds the
+ * site, reads the real counter with an unlisted instruction, adds this
+ * CPU's percpu.tsc_inject (0 on the boot CPU, the skew on every AP) and
+ * resumes after the site with the result in edx:eax (and TSC_AUX in ecx
+ * for rdtscp), as the instruction would have left them.
+ *
+ * Cost. Without the option nothing is rewritten: the code is byte for
+ * byte what was built, and the trace write path runs the same
+ * instructions (ktest tsc_sites_intact checks every site). With it, each
+ * TSC read on every CPU is an exception: a few hundred instructions.
+ *
+ * Assumptions and limits:
+ *   - every TSC read in the kernel goes through rdtsc() (arch/cpu.h) or
+ *     arch_stamp() (arch/trace_arch.h), which list their sites; a read
+ *     written elsewhere would see the real TSC;
+ *   - the boot CPU patches while no AP runs kernel code, so no CPU can
+ *     execute a site while it changes;
+ *   - the #UD is taken on the current stack, IST stacks included; its
+ *     iretq unmasks NMIs, so an NMI that arrives while an earlier NMI's
+ *     handler is still running after its first TSC read nests on the same
+ *     NMI stack. The kernel's tests send one NMI at a time and wait for it;
+ *     NMI storms and injection do not mix;
+ *   - a negative skew must leave every AP's reading positive: it is
+ *     refused if it is not smaller in magnitude than the boot CPU's TSC
+ *     at the time of patching (the APs' real TSC only grows from there).
+ */
+#include <stddef.h>
+#include <arch/cpu.h>
+#include <arch/percpu.h>
+#include <arch/trap.h>
+#include <arch/tsc_inject.h>
+#include <arch/tsc_site.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+
+#define VEC_UD		6
+#define OP_0F		0x0F
+#define OP_RDTSC	0x31	/* 0f 31 */
+#define OP_RDTSCP_1	0x01	/* 0f 01 f9 */
+#define OP_RDTSCP_2	0xF9
+#define OP_UD2		0x0B	/* 0f 0b */
+#define SKEW_MAX	(1ll << 62)
+
+static int64_t inject_tsc_skew;
+CMDLINE_OPTION(inject_tsc_skew, .name = "inject.tsc_skew", .type = OPT_INT,
+	       .var = &inject_tsc_skew, .min = (uint64_t)-SKEW_MAX, .max = (uint64_t)SKEW_MAX,
+	       .help = "test facility: every AP's TSC, as the kernel reads it, runs this many "
+		       "cycles ahead of the boot CPU's; 0 = off");
+
+static bool active;
+
+static struct tsc_site *sites_begin(void) { return __start_tsc_sites; }
+static struct tsc_site *sites_end(void) { return __stop_tsc_sites; }
+
+unsigned tsc_sites_count(void)
+{
+	return (unsigned)(sites_end() - sites_begin());
+}
+
+/* Does the site hold the instruction it was built with? */
+static bool site_original(const struct tsc_site *s)
+{
+	const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)s->addr;
+
+	if (s->len == TSC_SITE_RDTSC)
+		return p[0] == OP_0F && p[1] == OP_RDTSC;
+	if (s->len == TSC_SITE_RDTSCP)
+		return p[0] == OP_0F && p[1] == OP_RDTSCP_1 && p[2] == OP_RDTSCP_2;
+	return false;
+}
+
+unsigned tsc_sites_intact(void)
+{
+	unsigned n = 0;
+
+	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++)
+		n += site_original(s);
+	return n;
+}
+
+bool tsc_inject_active(void)
+{
+	return active;
+}
+
+/* Binary search of the table sorted by tsc_inject_init(). */
+static const struct tsc_site *site_at(uint64_t rip)
+{
+	const struct tsc_site *lo = sites_begin(), *hi = sites_end();
+
+	while (lo < hi) {
+		const struct tsc_site *mid = lo + (hi - lo) / 2;
+		if (mid->addr == rip)
+			return mid;
+		if (mid->addr < rip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* A rewritten site: do what the instruction would have done, skewed. */
+static void on_ud(struct trap_frame *f)
+{
+	const struct tsc_site *s = active ? site_at(f->rip) : NULL;
+	uint32_t lo, hi, aux = 0;
+	uint64_t v;
+
+	if (!s)
+		trap_fatal(f, "unhandled exception");
+	/* Not listed in tsc_sites, so never rewritten: the real counter. */
+	if (s->len == TSC_SITE_RDTSCP)
+		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+	else
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	v = (((uint64_t)hi << 32) | lo) + (uint64_t)this_cpu()->tsc_inject;
+	f->rax = (uint32_t)v;
+	f->rdx = (uint32_t)(v >> 32);
+	if (s->len == TSC_SITE_RDTSCP)
+		f->rcx = aux;
+	f->rip += s->len;
+}
+
+/* Insertion sort by address: the linker's order is almost sorted already. */
+static void sort_sites(void)
+{
+	struct tsc_site *b = sites_begin(), *e = sites_end();
+
+	for (struct tsc_site *i = b + 1; i < e; i++) {
+		struct tsc_site t = *i, *j = i;
+		while (j > b && j[-1].addr > t.addr) {
+			*j = j[-1];
+			j--;
+		}
+		*j = t;
+	}
+}
+
+int64_t tsc_inject_init(void)
+{
+	int64_t skew = inject_tsc_skew;
+	unsigned n = tsc_sites_count();
+	uint64_t now;
+
+	if (!skew || active)
+		return active ? skew : 0;
+	now = rdtsc();
+	if (skew < 0 && (uint64_t)-skew >= now) {
+		printk("tsc: inject.tsc_skew=%lld would make the APs' TSC negative (the boot CPU's "
+		       "reads %llu); not injected\n", (long long)skew, (unsigned long long)now);
+		return 0;
+	}
+	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++) {
+		if (!site_original(s)) {
+			printk("tsc: inject.tsc_skew: the TSC read at %p is not the instruction "
+			       "listed; not injected\n", (void *)(uintptr_t)s->addr);
+			return 0;
+		}
+	}
+	sort_sites();
+	trap_set_handler(VEC_UD, on_ud);
+	active = true;	/* before the first rewritten site can run */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++)
+		((volatile uint8_t *)(uintptr_t)s->addr)[1] = OP_UD2;
+	cpuid(0, 0);	/* serialising: no stale prefetch of a rewritten site */
+	printk("tsc: inject.tsc_skew=%lld: %u TSC reads rewritten; every AP's TSC reads that "
+	       "many cycles ahead of the boot CPU's\n", (long long)skew, n);
+	return skew;
+}
