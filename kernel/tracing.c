@@ -126,6 +126,7 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
 	struct rb_cpu_config cfg = {
 		.cpu = c, .nr_pages = n, .page_size = RB_PAGE_SIZE_DEFAULT,
 		.mode = (uint32_t)mode, .start_off = !recording,
+		.base_adjust = smp_tsc_ahead_min(c),	/* built here, written there */
 	};
 	void **pages;
 

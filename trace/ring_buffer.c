@@ -135,6 +135,12 @@ int ring_buffer_cpu_init(struct rb_cpu_buffer *cb, size_t cb_size,
 	cb->tail_slot = 0;
 
 	base = arch_read_cycles();
+	if (cfg->base_adjust >= 0) {
+		base += (uint64_t)cfg->base_adjust;
+	} else {
+		uint64_t back = 0 - (uint64_t)cfg->base_adjust;	/* |adjust|, even for INT64_MIN */
+		base = base > back ? base - back : 0;
+	}
 	rb_start_page(cb, cb->pages[0], n, base);
 	cb->tail_page = cb->pages[0];
 	cb->tail_base = base;

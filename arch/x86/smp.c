@@ -376,6 +376,25 @@ bool smp_skew_bound_ok(uint64_t uncert_cycles, uint64_t hz)
 }
 
 /*
+ * A lower bound of CPU cpu's TSC minus the calling CPU's, in cycles: each
+ * measured skew (to the BSP's) minus its bound, the caller's plus its own;
+ * saturated to the int64 range.  What another CPU needs to start cpu's
+ * ring buffer at a base that cpu's clock has already passed.
+ */
+int64_t smp_tsc_ahead_min(unsigned cpu)
+{
+	const struct percpu *to = cpu < MAX_CPUS ? cpus[cpu] : NULL, *from = this_cpu();
+	__int128 d;
+
+	if (!to || to == from)
+		return 0;
+	d = (__int128)to->tsc_skew - to->tsc_skew_uncert - from->tsc_skew - from->tsc_skew_uncert;
+	if (d > INT64_MAX)
+		return INT64_MAX;
+	return d < INT64_MIN ? INT64_MIN : (int64_t)d;
+}
+
+/*
  * Build the AP's conversion from the BSP's and the best sample, and
  * publish it. The BSP's conversion is rebased to m (exact: the same ns for
  * every reading) and its base renamed to the AP's reading a = m + skew, so

@@ -328,6 +328,15 @@ struct rb_cpu_config {
 	uint32_t page_size;	/* power of two, RB_PAGE_SIZE_MIN .. _MAX */
 	uint32_t mode;		/* enum rb_mode */
 	bool start_off;		/* start with recording off */
+	/*
+	 * The first page's base is the calling CPU's clock plus base_adjust
+	 * (at 0 if that would be negative).  When another CPU builds the
+	 * buffer, base_adjust is a lower bound of the owning CPU's clock minus
+	 * the caller's: a base after the owner's clock would clamp its first
+	 * stamps to it (I10's write-time clamp, counted as write_backwards).
+	 * 0 when the caller is the owner or the clocks are one.
+	 */
+	int64_t base_adjust;
 };
 
 /* Counters of one CPU; exact once the CPU's writers are quiescent. */

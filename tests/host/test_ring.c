@@ -644,6 +644,55 @@ static void test_clock_backwards(void **state)
 	rig_free(r);
 }
 
+/*
+ * A buffer built on another CPU whose clock is ahead of the owner's: the
+ * caller's bound on the difference (base_adjust) puts the first base at
+ * or before the owner's clock, so its first stamps are its own, not the
+ * builder's clamped (the bug: a base read on the builder).  Extremes
+ * saturate at 0 and wrap nothing.
+ */
+static void test_base_built_elsewhere(void **state)
+{
+	static const struct { int64_t adjust; uint64_t now, base; } c[] = {
+		{ 0, 1000000, 1000000 },
+		{ -10000000, 20000000, 10000000 },	/* owner 10^7 cycles behind */
+		{ 5000, 1000000, 1005000 },		/* owner ahead */
+		{ -2000000, 1000000, 0 },		/* would be negative: 0 */
+		{ INT64_MIN, 1000000, 0 },
+		{ INT64_MIN + 1, UINT64_MAX, (uint64_t)1 << 63 },
+	};
+	struct rb_cpu_config cfg = { .cpu = RIG_CPU, .nr_pages = 4, .page_size = 4096 };
+	struct rig *r = rig_new(4, 4096, RB_MODE_DISCARD);
+	size_t size = ring_buffer_cpu_size(4);
+	struct rb_stats st;
+	struct got g[2];
+
+	(void)state;
+	host_fake_step = 0;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cfg.base_adjust = c[i].adjust;
+		host_fake_now = c[i].now;		/* the builder's clock */
+		assert_int_equal(ring_buffer_cpu_init(r->cb, size, &cfg, r->pages), 0);
+		assert_int_equal(((struct rb_page_header *)r->pages[0])->base_ts, c[i].base);
+	}
+	/* The owner, 10^7 behind, writes its first events right after. */
+	cfg.base_adjust = -10000000 - 300;		/* skew minus its bound */
+	host_fake_now = 50000000;
+	assert_int_equal(ring_buffer_cpu_init(r->cb, size, &cfg, r->pages), 0);
+	host_fake_now = 40000000 + 20;
+	assert_int_equal(write_ev(r->cb, 8, 1, XADD), 0);
+	host_fake_now = 40000000 + 90;
+	assert_int_equal(write_ev(r->cb, 8, 2, XADD), 0);
+	assert_int_equal(ring_buffer_flush(r->cb), 0);
+	assert_int_equal(drain(r, g, 2, NULL), 2);
+	assert_int_equal(g[0].ts, 40000020);
+	assert_int_equal(g[1].ts, 40000090);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.write_backwards, 0);
+	assert_int_equal(st.read_backwards, 0);
+	rig_free(r);
+}
+
 /* ---- modes at full ---- */
 
 static void test_overwrite_full(void **state)
@@ -1390,6 +1439,7 @@ int main(void)
 		cmocka_unit_test_setup(test_exact_fill, setup),
 		cmocka_unit_test_setup(test_extend_and_abs, setup),
 		cmocka_unit_test_setup(test_clock_backwards, setup),
+		cmocka_unit_test_setup(test_base_built_elsewhere, setup),
 		cmocka_unit_test_setup(test_overwrite_full, setup),
 		cmocka_unit_test_setup(test_discard_full, setup),
 		cmocka_unit_test_setup(test_lost_per_page, setup),

@@ -22,6 +22,9 @@ bool smp_call_wait(unsigned cpu, uint64_t timeout_ms);
  */
 long long smp_now_ns(void);
 
+/* A lower bound of CPU cpu's TSC minus the calling CPU's (cycles). */
+int64_t smp_tsc_ahead_min(unsigned cpu);
+
 /* Is a TSC skew bound of uncert_cycles at hz at most 20 us, exactly? */
 bool smp_skew_bound_ok(uint64_t uncert_cycles, uint64_t hz);
 
