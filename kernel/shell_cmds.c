@@ -29,9 +29,9 @@ static int cmd_clock(int argc, char **argv)
 			cprintf("clock: cpu=%u unreadable (writer storm)\n", c);
 			continue;
 		}
-		cprintf("clock: cpu=%u mult=%u shift=%u offset_ns=%lld tsc_skew_cycles=%lld "
-			"uncertainty_cycles=%lld trusted=%s\n", c, conv.mult, conv.shift,
-			(long long)conv.offset_ns, (long long)pc->tsc_skew,
+		cprintf("clock: cpu=%u " CLOCK_CONV_FMT " tsc_skew_cycles=%lld "
+			"uncertainty_cycles=%lld trusted=%s\n", c, CLOCK_CONV_ARGS(conv),
+			(long long)pc->tsc_skew,
 			(long long)pc->tsc_skew_uncert, pc->tsc_trusted ? "yes" : "no");
 	}
 	return 0;

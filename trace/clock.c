@@ -18,8 +18,8 @@
  * Contract of the latch
  * ---------------------
  * - Writer: one at a time per latch; the caller serialises (the owning
- *   CPU with interrupts off, or a lock).  Writes are rare: calibration,
- *   skew correction, a rebase every CLOCK_REBASE_SEC.
+ *   CPU with interrupts off, or a lock).  Writes are rare: calibration and
+ *   skew correction (128-bit evaluation never needs a periodic rebase).
  * - Readers: any number, on any CPU, in any context (task, IRQ, NMI),
  *   including one that interrupts the writer on the writer's own CPU.
  *   They take no lock, write nothing shared and never wait for a writer.
@@ -79,16 +79,18 @@
  * -----------------------
  * Want: mult / 2^shift ~= r = to_hz / from_hz.  Precision grows with
  * shift; the limits are
- *   (a) mult <= 2^32 - 1, and
+ *   (a) mult <= 2^32 - 1, and, only when a range is given,
  *   (b) for every delta <= max_cycles = max_range_seconds * from_hz,
  *       delta * mult + (2^shift - 1) <= 2^64 - 1, i.e. a conversion
  *       step inside the stated range, ns_frac included, fits 64 bits.
  * (b) is the criterion of Linux's clocks_calc_mult_shift(), evaluated
  * exactly rather than with the range rounded up to a power of two, and
- * with room for ns_frac.  With L(s) = min((a), ((2^64 - 1) - (2^s - 1)) / max_cycles),
- * mult(s) = round(r * 2^s) never decreases with s and L(s) never
- * increases, so the shifts that fit form a prefix 0..s_best: scan upward
- * and stop at the first misfit.
+ * with room for ns_frac.  The trace clock evaluates in 128 bits and asks
+ * for no range (max_range_seconds = 0): (a) alone.  With L(s) = the
+ * limit of (a), lowered by (b) to ((2^64 - 1) - (2^s - 1)) / max_cycles
+ * when a range is given, mult(s) = round(r * 2^s) never decreases with s
+ * and L(s) never increases, so the shifts that fit form a prefix
+ * 0..s_best: scan upward and stop at the first misfit.
  *
  * mult(s) = floor((to * 2^s + from / 2) / from) is kept as quotient q and
  * remainder rem of to * 2^s by from, doubled once per step: only 64-bit
@@ -107,11 +109,11 @@
  *     eps = |e| / (r * 2^s) <= 1 / (2 * mult - 1) <= 1 / (L - 1);
  *   - the floor adds less than 1 ns against an exact floor(d * r).
  * So |F(x) - floor(exact ns)| <= eps * elapsed_ns + 1 ns with
- *   eps <= 1 / (2^32 - 2)                  ~ 0.0002 ppm when (a) binds,
- *   eps ~<= max_range_seconds * from / 2^64                when (b) binds.
- * For ns over 600 s: 0.33 ppm at 10 GHz, 0.65 ppm at 20 GHz (CLOCK_HZ_MAX);
- * 1 ppm would be reached at about 30 GHz.  Because a rebase is exact (C5)
- * the bound holds over any span, not just within one range.
+ *   eps <= 1 / (2^32 - 1) ~ 0.00024 ppm when (a) binds (mult >= 2^31),
+ *   eps ~<= max_range_seconds * from / 2^64   when (b) binds.
+ * The trace clock has no range, so the first holds at every frequency;
+ * and it holds over any span, whatever the distance from cycle_base
+ * (128-bit evaluation; a rebase is exact, C5).
  */
 int clock_calc_mult_shift(uint32_t *mult, uint32_t *shift, uint64_t from_hz,
 			  uint64_t to_hz, uint64_t max_range_seconds)
@@ -119,11 +121,11 @@ int clock_calc_mult_shift(uint32_t *mult, uint32_t *shift, uint64_t from_hz,
 	uint64_t max_cycles, q, rem, m, limit, best_m = 0;
 	uint32_t s, best_s = 0;
 
-	if (from_hz == 0 || to_hz == 0 || max_range_seconds == 0)
+	if (from_hz == 0 || to_hz == 0)
 		return -1;
 	if (max_range_seconds > U64_MAX / from_hz)
 		return -1;
-	max_cycles = max_range_seconds * from_hz;
+	max_cycles = max_range_seconds * from_hz;	/* 0: no range (128-bit use) */
 
 	q = to_hz / from_hz;
 	rem = to_hz % from_hz;
@@ -143,9 +145,9 @@ int clock_calc_mult_shift(uint32_t *mult, uint32_t *shift, uint64_t from_hz,
 		 * at s = 0 that means q < to_hz; later q < 2^33.
 		 */
 		m = q + (rem >= from_hz - rem);
-		limit = (U64_MAX - ((1ULL << s) - 1)) / max_cycles;
-		if (limit > U32_MAX)
-			limit = U32_MAX;
+		limit = U32_MAX;
+		if (max_cycles && (U64_MAX - ((1ULL << s) - 1)) / max_cycles < limit)
+			limit = (U64_MAX - ((1ULL << s) - 1)) / max_cycles;
 		if (m > limit)
 			break;
 		if (m >= 1) {
@@ -168,15 +170,15 @@ int clock_conv_init(struct clock_conv *conv, uint64_t hz, uint64_t cycle_base,
 	if (hz == 0 || hz > CLOCK_HZ_MAX)
 		return -1;
 	/* Cannot fail for 1 <= hz <= CLOCK_HZ_MAX; checked all the same. */
-	if (clock_calc_mult_shift(&mult, &shift, hz, CLOCK_NSEC_PER_SEC,
-				  CLOCK_RANGE_SEC))
+	if (clock_calc_mult_shift(&mult, &shift, hz, CLOCK_NSEC_PER_SEC, 0))
 		return -1;
 	conv->cycle_base = cycle_base;
 	conv->ns_base = ns_base;
 	conv->ns_frac = 0;
 	conv->offset_ns = 0;
 	conv->hz = hz;
-	conv->max_cycles = CLOCK_RANGE_SEC * hz;
+	/* The largest d with d * mult + (2^shift - 1) within 64 bits. */
+	conv->max_cycles = (U64_MAX - ((1ULL << shift) - 1)) / mult;
 	conv->mult = mult;
 	conv->shift = shift;
 	return 0;
@@ -251,15 +253,6 @@ int clock_conv_rebase(struct clock_conv *conv, uint64_t cycles)
 	conv->ns_base = (int64_t)ns_base;
 	conv->cycle_base = cycles;
 	return 0;
-}
-
-bool clock_conv_rebase_due(const struct clock_conv *conv, uint64_t cycles)
-{
-	uint64_t d;
-
-	d = cycles >= conv->cycle_base ? cycles - conv->cycle_base
-				       : conv->cycle_base - cycles;
-	return d > conv->max_cycles / 2;
 }
 
 int clock_conv_check(const struct clock_conv *conv)

@@ -488,8 +488,7 @@ static void measure_tsc(struct percpu *pc)
 	if (clock) {
 		struct clock_conv c;
 		if (!clock_latch_read(&pc->clock, &c))
-			printk("clock: cpu=%u mult=%u shift=%u offset_ns=%lld\n", pc->cpu, c.mult,
-			       c.shift, (long long)c.offset_ns);
+			printk("clock: cpu=%u " CLOCK_CONV_FMT "\n", pc->cpu, CLOCK_CONV_ARGS(c));
 	}
 }
 

@@ -382,8 +382,7 @@ static void install_clock(void)
 	}
 	clock_latch_write(&tsc_clock_boot, &c);
 	printk_set_clock(tsc_now_ns);
-	printk("clock: cpu=0 mult=%u shift=%u offset_ns=%lld\n", c.mult, c.shift,
-	       (long long)c.offset_ns);
+	printk("clock: cpu=0 " CLOCK_CONV_FMT "\n", CLOCK_CONV_ARGS(c));
 }
 
 void tsc_init(void)

@@ -9,12 +9,13 @@
  *
  * N is the nanosecond value at cycle_base in fixed point, so that moving
  * the base (a rebase) loses no fraction and leaves ns() bit-for-bit the
- * same.  mult/shift are chosen like Linux's clocks_calc_mult_shift(): the
- * largest shift for which every intermediate stays within 64 bits while
- * |cycles - cycle_base| <= max_cycles, the stated range of one conversion
- * step (CLOCK_RANGE_SEC seconds of cycles).  The arithmetic is done in
- * 128 bits anyway, so a timestamp outside the range still converts
- * correctly; it just is not promised to fit a 64-bit implementation.
+ * same.  The formula is evaluated in 128 bits, where nothing overflows for
+ * any reading, so no range limits the choice of mult/shift: shift is the
+ * largest for which mult fits 32 bits, which puts mult in [2^31, 2^32) and
+ * its relative error below 2^-32 (0.00024 ppm) at every frequency, and no
+ * conversion ever needs rebasing.  max_cycles states how far from
+ * cycle_base a 64-bit-only evaluation would still be exact (seconds at GHz
+ * rates), for tools that have no 128-bit integers.
  *
  * struct clock_conv is also written into binary dumps and read by host
  * tools: fixed-width fields, host byte order (little-endian x86-64), no
@@ -34,19 +35,9 @@
 #define CLOCK_NSEC_PER_SEC	1000000000ULL
 
 /*
- * Stated range of one conversion step: for up to this many seconds of
- * cycles on either side of cycle_base a conversion needs only 64 bits.
- * The kernel rebases at least every CLOCK_REBASE_SEC so that both the
- * newest and any event up to CLOCK_REBASE_SEC old stay inside it.
- */
-#define CLOCK_RANGE_SEC		600ULL
-#define CLOCK_REBASE_SEC	(CLOCK_RANGE_SEC / 2)
-
-/*
- * Largest counter frequency clock_conv_init() accepts.  With the range
- * above, the relative error of mult is at most about
- * CLOCK_RANGE_SEC * hz / 2^64 (derivation in trace/clock.c): 0.33 ppm at
- * 10 GHz, 0.65 ppm at 20 GHz, 1 ppm only past 30 GHz.
+ * Largest counter frequency clock_conv_init() accepts: a sanity bound for
+ * conversions read from dumps (the precision of mult does not depend on
+ * the frequency; see trace/clock.c).
  */
 #define CLOCK_HZ_MAX		20000000000ULL
 
@@ -62,7 +53,7 @@ struct clock_conv {
 	uint64_t ns_frac;	/* fraction of a ns at cycle_base, in 2^-shift ns; < 2^shift */
 	int64_t  offset_ns;	/* added to every result; kernel: 0 (an AP's skew is in cycle_base) */
 	uint64_t hz;		/* counter frequency mult was derived from, cycles per second */
-	uint64_t max_cycles;	/* stated range: |cycles - cycle_base| this far is 64-bit safe */
+	uint64_t max_cycles;	/* |cycles - cycle_base| this far is exact in 64 bits too */
 	uint32_t mult;		/* ns per cycle scaled by 2^shift, rounded to nearest */
 	uint32_t shift;		/* binary point of mult, 0..CLOCK_SHIFT_MAX */
 };
@@ -72,6 +63,16 @@ _Static_assert(__builtin_offsetof(struct clock_conv, max_cycles) == 40,
 	       "clock_conv is a dump format");
 _Static_assert(__builtin_offsetof(struct clock_conv, mult) == 48,
 	       "clock_conv is a dump format");
+
+/*
+ * The printed form of a conversion: every parameter of the formula above,
+ * in the order it names them (console `clock:` lines, the shell's `clock`).
+ */
+#define CLOCK_CONV_FMT	"mult=%u shift=%u offset_ns=%lld cycle_base=%llu ns_base=%lld ns_frac=%llu"
+#define CLOCK_CONV_ARGS(c)						\
+	(c).mult, (c).shift, (long long)(c).offset_ns,			\
+	(unsigned long long)(c).cycle_base, (long long)(c).ns_base,	\
+	(unsigned long long)(c).ns_frac
 
 /*
  * Seqcount latch: copy[seq & 1] is the copy readers use; the single
@@ -87,20 +88,23 @@ struct clock_latch {
 /*
  * Pick mult and shift so that cycles * mult >> shift converts from_hz
  * units to to_hz units: the largest shift <= CLOCK_SHIFT_MAX such that
- * mult fits 32 bits and, for every delta <= max_range_seconds * from_hz,
- * delta * mult + (2^shift - 1) fits 64 bits.
- * Returns 0, or -1 (outputs untouched) if a frequency or the range is 0,
- * if the range in cycles overflows 64 bits, or if no shift gives a mult
- * in 1..UINT32_MAX.
+ * mult fits 32 bits and, when max_range_seconds is not 0, for every
+ * delta <= max_range_seconds * from_hz, delta * mult + (2^shift - 1)
+ * fits 64 bits (Linux's criterion, for 64-bit evaluation).
+ * max_range_seconds = 0: no range, for evaluation in 128 bits.
+ * Returns 0, or -1 (outputs untouched) if a frequency is 0, if the range
+ * in cycles overflows 64 bits, or if no shift gives a mult in
+ * 1..UINT32_MAX.
  */
 int clock_calc_mult_shift(uint32_t *mult, uint32_t *shift, uint64_t from_hz,
 			  uint64_t to_hz, uint64_t max_range_seconds);
 
 /*
  * Set up a cycles-to-ns conversion for a counter of hz cycles per second
- * that reads ns_base at counter value cycle_base, over CLOCK_RANGE_SEC.
- * offset_ns starts at 0.  Returns 0, or -1 if hz is 0 or above
- * CLOCK_HZ_MAX (conv untouched).
+ * that reads ns_base at counter value cycle_base, for 128-bit evaluation
+ * (max_range_seconds 0 above); max_cycles is set to the distance from
+ * cycle_base that a 64-bit evaluation still handles.  offset_ns starts at
+ * 0.  Returns 0, or -1 if hz is 0 or above CLOCK_HZ_MAX (conv untouched).
  */
 int clock_conv_init(struct clock_conv *conv, uint64_t hz, uint64_t cycle_base,
 		    int64_t ns_base);
@@ -121,9 +125,6 @@ int64_t clock_cycles_to_ns(const struct clock_conv *conv, uint64_t cycles);
  * (conv untouched) if ns_base would leave int64_t or shift is invalid.
  */
 int clock_conv_rebase(struct clock_conv *conv, uint64_t cycles);
-
-/* True once cycles is more than half the range away from cycle_base. */
-bool clock_conv_rebase_due(const struct clock_conv *conv, uint64_t cycles);
 
 /*
  * 0 if conv has the shape clock_conv_init() and clock_conv_rebase() give

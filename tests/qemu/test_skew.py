@@ -21,7 +21,11 @@ each check kills (tried by breaking the code; see docs/clock.md, "Skew"):
 - an AP's console line carries that AP's converted time (kills: printk on
   the boot CPU's conversion on every CPU, off by the whole skew);
 - every TSC read was rewritten when injecting, none when not (kills: a
-  rewrite that happens without the option, costing the write path).
+  rewrite that happens without the option, costing the write path);
+- each AP's printed conversion (its `clock:` line) is the boot CPU's,
+  evaluated by the documented formula at the AP's anchor minus its skew,
+  to the last fixed-point bit (kills: a printed field missing or wrong, a
+  formula in the docs that is not the code's, a skew rounded into ns).
 """
 import re
 from collections import defaultdict
@@ -80,6 +84,36 @@ def check_console_clock(r, n):
     assert seen == n - 1, r.out
 
 
+def clock_lines(r):
+    out = {}
+    for l in r.all(r"^clock: cpu=\d+ mult="):
+        f = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)", l)}
+        out[f["cpu"]] = f
+    return out
+
+
+def check_printed_conversions(r, n):
+    """The formula of docs/clock.md, in exact integers, on the printed fields:
+    N = ns_base * 2^shift + ns_frac is the fixed-point ns at cycle_base. An AP
+    anchored at its reading a = m + skew must have N_AP equal to the boot
+    CPU's N + (m - cycle_base) * mult; an AP whose skew is within its bound
+    uses the boot CPU's conversion unchanged."""
+    conv, smp = clock_lines(r), smp_lines(r)
+    assert sorted(conv) == list(range(n)), conv
+    b = conv[0]
+    for cpu in range(1, n):
+        c, s = conv[cpu], smp[cpu]
+        assert (c["mult"], c["shift"], c["offset_ns"]) == (b["mult"], b["shift"], 0), (c, b)
+        if abs(s["tsc_skew_cycles"]) <= s["uncertainty_cycles"]:
+            assert c == dict(b, cpu=cpu), (c, b)
+            continue
+        m = c["cycle_base"] - s["tsc_skew_cycles"]
+        want = (b["ns_base"] << b["shift"]) + b["ns_frac"] + (m - b["cycle_base"]) * b["mult"]
+        got = (c["ns_base"] << c["shift"]) + c["ns_frac"]
+        assert got == want, (cpu, c, b, s)
+        assert 0 <= c["ns_frac"] < 1 << c["shift"], c
+
+
 def check_ipi_causality(r, n):
     """In the merged text dump, the k-th ipi_recv on cpu t from cpu s (for
     one vector) comes after the k-th ipi_send from s to t: each recv needs
@@ -108,22 +142,24 @@ def check_ipi_causality(r, n):
     assert not r.has(r"^# cpu=\d+ .*clock_backwards="), \
         [l for l in r.lines if "clock_backwards=" in l]
     assert events > 100, r.out[-3000:]
-    # A CPU that dropped an event (counted: under TCG an IPI can land in a page
-    # switch) breaks pairing by index for its IPIs; those keys are not paired.
+    # A sender that dropped an event (counted: under TCG an IPI can land in a
+    # page switch) may have lost a send, which shifts index pairing for its
+    # IPIs: those keys are not paired. A lost or coalesced recv only makes
+    # the pairing weaker, never wrong.
     lossy = {int(c) for c in re.findall(r"^# cpu=(\d+) .* dropped=[1-9]", r.out, re.M)}
-
-    pairs = 0
+    pairs = checked = 0
     for key, rv in recvs.items():
-        if key[0] in lossy or key[1] in lossy:
+        if key[0] in lossy:
             continue
         sv = sends.get(key, [])
         assert len(rv) <= len(sv), (key, len(rv), len(sv))
         for k, t in enumerate(rv):
             assert t > sv[k], f"{key}: recv #{k} at {t} ns, its send at {sv[k]} ns"
             pairs += 1
+        checked += 1
     # The demo sends round the ring, every CPU to the next.
     assert {(s, t) for s, t, _ in recvs} >= {(c, (c + 1) % n) for c in range(n)}, recvs.keys()
-    assert pairs >= 10 * n, pairs
+    assert checked >= 1 and pairs >= 10 * checked, (checked, pairs, lossy)
     return pairs
 
 
@@ -174,6 +210,7 @@ def check_skew(r, n, skew, strict):
     assert int(order["violations"]) == 0, order
     assert r.fields(r"^ktest: tsc_sites ")["intact"] == "0"
     check_console_clock(r, n)
+    check_printed_conversions(r, n)
     return not warned
 
 
