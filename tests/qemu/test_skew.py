@@ -40,12 +40,17 @@ KTESTS = ("cross_cpu_order,ap_console_clock,tsc_sites_intact,skew_bound_is_20us,
 SKEW_UNCERT_MAX_NS = 20000
 
 
-def smp_lines(r):
+def per_cpu_fields(r, pattern):
+    """{cpu: {field: int}} from the lines matching pattern (each has cpu=)."""
     out = {}
-    for l in r.all(r"^smp: cpu=\d+ apic_id="):
+    for l in r.all(pattern):
         f = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)", l)}
         out[f["cpu"]] = f
     return out
+
+
+def smp_lines(r):
+    return per_cpu_fields(r, r"^smp: cpu=\d+ apic_id=")
 
 
 def summary(r):
@@ -85,11 +90,7 @@ def check_console_clock(r, n):
 
 
 def clock_lines(r):
-    out = {}
-    for l in r.all(r"^clock: cpu=\d+ mult="):
-        f = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)", l)}
-        out[f["cpu"]] = f
-    return out
+    return per_cpu_fields(r, r"^clock: cpu=\d+ mult=")
 
 
 def check_printed_conversions(r, n):
