@@ -40,12 +40,12 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
 	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c
-KERNEL_SRCS := kernel/main.c kernel/console.c kernel/kprintf.c kernel/string.c \
+KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/ktests_reconfigure.c kernel/shell_trace.c kernel/demo.c kernel/bench.c kernel/dump.c kernel/shell_dump.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
-	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c
+	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c
 
 override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 	-ffreestanding -nostdlib -fno-pic -fno-pie -mno-red-zone \
@@ -190,7 +190,7 @@ run: deps
 # The dump reader and text formatter, the one list every host program that
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/crc32.c \
-	trace/clock.c kernel/kprintf.c
+	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\

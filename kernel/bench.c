@@ -29,7 +29,7 @@
 #include "kernel/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "kernel/kprintf.h"
+#include "trace/format.h"
 #include "kernel/kstring.h"
 #include "kernel/shell.h"
 #include "kernel/tracing.h"

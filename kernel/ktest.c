@@ -2,7 +2,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/ktest.h"
-#include "kernel/kprintf.h"
+#include "trace/format.h"
 #include "kernel/kstring.h"
 
 extern const struct ktest __start_ktests[];

@@ -31,7 +31,7 @@
  */
 #include <stdarg.h>
 
-#include <kernel/kprintf.h>
+#include <trace/format.h>
 #include <trace/crc32.h>
 #include <trace/dump_read.h>
 

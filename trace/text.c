@@ -26,7 +26,7 @@
  */
 #include <stdarg.h>
 
-#include <kernel/kprintf.h>
+#include <trace/format.h>
 #include <trace/text.h>
 
 #define TEXT_LINE_MAX	320	/* longest line: about 200 bytes */

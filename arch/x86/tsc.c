@@ -42,7 +42,7 @@
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "kernel/kprintf.h"
+#include "trace/format.h"
 #include "kernel/kstring.h"
 
 #define TSC_ROUNDS		3

@@ -6,8 +6,8 @@
  * d i u x X o c s p %. No floating point: the kernel has no FPU state.
  * Named k* so that host tests can compare it with libc's.
  */
-#ifndef KERNEL_KPRINTF_H
-#define KERNEL_KPRINTF_H
+#ifndef TRACE_FORMAT_H
+#define TRACE_FORMAT_H
 
 #include <stdarg.h>
 #include <stddef.h>

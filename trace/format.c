@@ -1,10 +1,12 @@
 /*
- * kvsnprintf: the kernel's only formatter, shared by printk, the shell and
- * the dumps; compiled for the host too and checked there against libc.
+ * kvsnprintf: the only formatter, shared by the kernel's printk and shell
+ * and by the portable core's text and dump reader (so it lives in trace/,
+ * which includes nothing from kernel/); compiled for the host too and
+ * checked there against libc.
  */
 #include <stdint.h>
 #include <stdbool.h>
-#include "kernel/kprintf.h"
+#include "trace/format.h"
 
 struct out {
 	char *buf;		/* destination, may be NULL when size is 0 */
