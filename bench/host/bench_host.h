@@ -58,13 +58,10 @@ struct bench_peer {
 /* The peers this binary carries, NULL-terminated. */
 extern const struct bench_peer *const bench_peers[];
 
-/*
- * The payload's first word, as trace_ent_word() builds it in the kernel:
- * event id, the writer's context level, the number of u32 fields.
- */
+/* The payload's first word at a context level (<trace/events.h>). */
 static inline uint32_t bench_ent_word(uint16_t id, unsigned level, unsigned nfields)
 {
-	return (uint32_t)id | (level << 16) | ((uint32_t)nfields << 24);
+	return trace_ent_pack(id, trace_ent_ctx(level), nfields);
 }
 
 #endif

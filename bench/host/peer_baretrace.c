@@ -44,7 +44,7 @@ static __always_inline int bench_trace_event1(uint16_t id, uint32_t a)
 	int err = ring_buffer_reserve(cb, 8, (void **)&p);
 
 	if (likely(!err)) {
-		p[0] = (uint32_t)id | bench_ent_ctx | 1u << 24;	/* bench_ent_word(id, level, 1) */
+		p[0] = trace_ent_pack(id, bench_ent_ctx, 1);
 		p[1] = a;
 		ring_buffer_commit(cb);
 	}
@@ -103,7 +103,7 @@ static int bt_thread_init(struct bench_thread *t, const struct bench_opts *o)
 	}
 	host_trace_level = 0;		/* task context, and its ready forms */
 	bench_level_bit = 1u << host_trace_level;
-	bench_ent_ctx = host_trace_level << 16;
+	bench_ent_ctx = trace_ent_ctx(host_trace_level);
 	bench_this_rb = bt->cb;
 	t->priv = bt;
 	return 0;

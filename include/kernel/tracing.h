@@ -74,7 +74,7 @@ static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned nfields)
 
 	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(ctx)
 			     : "i"(__builtin_offsetof(struct percpu, trace.ent_ctx)));
-	return (uint32_t)id | ctx | ((uint32_t)nfields << 24);
+	return trace_ent_pack(id, ctx, nfields);
 }
 
 static __always_inline int trace_event1(uint16_t id, uint32_t a)

@@ -33,6 +33,22 @@ enum trace_event_id {
 	TEV_MAX
 };
 
+/* The header word as one little-endian u32: the layout above. */
+#define TRACE_ENT_CTX_SHIFT	16
+#define TRACE_ENT_NFIELDS_SHIFT	24
+
+/* The context bits of a header word: a writer at level keeps this at hand. */
+static inline uint32_t trace_ent_ctx(uint32_t level)
+{
+	return level << TRACE_ENT_CTX_SHIFT;
+}
+
+/* The header word: id, context bits (trace_ent_ctx()), field count. */
+static inline uint32_t trace_ent_pack(uint16_t id, uint32_t ctx, uint32_t nfields)
+{
+	return (uint32_t)id | ctx | nfields << TRACE_ENT_NFIELDS_SHIFT;
+}
+
 struct trace_ent_hdr {
 	uint16_t id;		/* enum trace_event_id */
 	uint8_t ctx;		/* writer's context level */

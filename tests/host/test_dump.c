@@ -98,7 +98,7 @@ static void make_page(uint8_t *page, uint32_t size, uint32_t cpu, uint64_t pos,
 }
 
 #define REC(kind, delta)	rb_record_word((kind), (uint32_t)(delta))
-#define HDR(id, ctx, n)		((uint32_t)(id) | (uint32_t)(ctx) << 16 | (uint32_t)(n) << 24)
+#define HDR(id, ctx, n)		trace_ent_pack((id), trace_ent_ctx(ctx), (n))
 
 static void test_text_exact(void **state)
 {

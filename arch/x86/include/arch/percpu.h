@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "baretrace/compiler.h"
 #include "trace/clock.h"
+#include "trace/events.h"
 
 struct rb_cpu_buffer;
 
@@ -42,12 +43,12 @@ struct tss {
 struct trace_ctx {
 	uint32_t level;			/* 0 task, 2 IRQ, 3 NMI (TRACE_LEVEL_*) */
 	uint32_t level_bit;		/* 1 << level: the ring buffer's nest bit */
-	uint32_t ent_ctx;		/* level << 16, as event payloads carry it */
+	uint32_t ent_ctx;		/* trace_ent_ctx(level), as event payloads carry it */
 };
 
 static inline struct trace_ctx trace_ctx_of(uint32_t level)
 {
-	return (struct trace_ctx){ level, 1u << level, level << 16 };
+	return (struct trace_ctx){ level, 1u << level, trace_ent_ctx(level) };
 }
 
 struct percpu {

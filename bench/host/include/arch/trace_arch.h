@@ -49,7 +49,7 @@
  * load.  peer_baretrace.c sets them with host_trace_level.
  */
 extern __thread uint32_t bench_level_bit;	/* 1 << host_trace_level */
-extern __thread uint32_t bench_ent_ctx;		/* host_trace_level << 16 */
+extern __thread uint32_t bench_ent_ctx;		/* trace_ent_ctx(host_trace_level) */
 
 static inline uint32_t arch_trace_level_bit(void)
 {
