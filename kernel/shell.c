@@ -68,7 +68,8 @@ static int wait_key(void)
 		int ch = console_getc();
 		if (ch >= 0)
 			return ch;
-		__asm__ __volatile__("sti; hlt; cli" ::: "memory");
+		cpu_sleep_until_irq();
+		irq_disable();
 	}
 }
 

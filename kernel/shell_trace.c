@@ -23,7 +23,7 @@ static int cmd_status(int argc, char **argv)
 
 	if (no_args(argc, argv))
 		return 1;
-	trace_report_stops();
+	arch_trace_report_stops();
 	cprintf("trace: recording=%s mode=%s pages_per_cpu=%u page_size=%u cpus=%u\n",
 		tracing_on() ? "on" : "off", mode_names[trace_mode & 1], trace_pages,
 		RB_PAGE_SIZE_DEFAULT, cpu_count);

@@ -87,29 +87,6 @@ static struct {
 	uint64_t epoch;				/* the last epoch the CPU confirmed */
 } __aligned(CACHELINE_SIZE) qs[MAX_CPUS];
 
-void arch_trace_warn(unsigned cpu, const char *why)
-{
-	struct percpu *pc = cpu < MAX_CPUS ? cpus[cpu] : NULL;
-
-	if (pc && this_cpu()->nmi_depth) {	/* no printk in NMI: keep it */
-		pc->trace_stop_why = why;
-		return;
-	}
-	printk("trace: cpu=%u recording stopped: %s\n", cpu, why);
-}
-
-void trace_report_stops(void)
-{
-	for (unsigned c = 0; c < cpu_count; c++) {
-		struct percpu *pc = cpus[c];
-		const char *why = pc ? pc->trace_stop_why : NULL;
-		if (why) {
-			pc->trace_stop_why = NULL;
-			printk("trace: cpu=%u recording stopped: %s\n", c, why);
-		}
-	}
-}
-
 /* Pages one CPU's buffer takes: ring + reader page + the struct. */
 static uint64_t pages_per_cpu(uint32_t n)
 {

@@ -260,7 +260,7 @@ static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
 		irq_disable();
 		void (*fn)(void *) = __atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE);
 		if (!fn) {
-			__asm__ __volatile__("sti; hlt" ::: "memory"); /* sti's shadow: no lost wake-up */
+			cpu_sleep_until_irq();
 			continue;
 		}
 		irq_enable();

@@ -51,8 +51,6 @@ struct tracing_setup {
 struct tracing_setup tracing_setup_get(void);
 /* Rebuild the buffers as saved (empty) and set recording; false if refused. */
 bool tracing_setup_restore(const struct tracing_setup *s);
-/* Print integrity stops that were recorded in NMI context. */
-void trace_report_stops(void);
 /* End every CPU's tail page so its events can be read (runs on each CPU). */
 void tracing_flush_all(void);
 
@@ -61,20 +59,13 @@ int trace_probe_event1(uint32_t v);
 
 static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
 {
-	struct rb_cpu_buffer *cb;
-
-	__asm__ __volatile__("movq %%gs:%c1, %0" : "=r"(cb)
-			     : "i"(__builtin_offsetof(struct percpu, rb)));
-	return cb;
+	return percpu_read_ptr(rb);
 }
 
 static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned nfields)
 {
-	uint32_t ctx;	/* the context level, already in place: bits 16..23 */
-
-	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(ctx)
-			     : "i"(__builtin_offsetof(struct percpu, trace.ent_ctx)));
-	return trace_ent_pack(id, ctx, nfields);
+	/* The context level, already in place: trace_ent_ctx(level). */
+	return trace_ent_pack(id, percpu_read32(trace.ent_ctx), nfields);
 }
 
 static __always_inline int trace_event1(uint16_t id, uint32_t a)

@@ -98,6 +98,17 @@ static inline void cpu_halt(void)
 	__asm__ __volatile__("hlt" ::: "memory");
 }
 
+/*
+ * Sleep until an interrupt: enable interrupts and halt.  sti takes effect
+ * after the next instruction, so an interrupt pending at sti wakes the hlt
+ * instead of being taken between the two and leaving the CPU asleep.
+ * Returns with interrupts enabled, after the interrupt's handler ran.
+ */
+static inline void cpu_sleep_until_irq(void)
+{
+	__asm__ __volatile__("sti; hlt" ::: "memory");
+}
+
 #define RFLAGS_IF	(1u << 9)
 
 #endif

@@ -90,12 +90,26 @@ struct percpu {
 
 _Static_assert(__builtin_offsetof(struct percpu, self) == 0, "self must be at %gs:0");
 
+/*
+ * The calling CPU's own fields, one %gs-relative load each (no this_cpu()
+ * first): percpu_read32(trace.level), percpu_read_ptr(rb).  The field's
+ * size is checked at compile time.  Volatile: interrupt entry and exit
+ * change some of them (trace.*) behind the compiler's back.
+ */
+#define percpu_read_sized(field, type, bytes) ({				\
+	type v_;								\
+	_Static_assert(sizeof(((struct percpu *)0)->field) == (bytes),		\
+		       "percpu: " #field " is not " #bytes " bytes");		\
+	__asm__ __volatile__("mov %%gs:%c1, %0" : "=r"(v_)			\
+			     : "i"(__builtin_offsetof(struct percpu, field)));	\
+	v_;									\
+})
+#define percpu_read32(field)	percpu_read_sized(field, uint32_t, 4)
+#define percpu_read_ptr(field)	percpu_read_sized(field, __typeof__(((struct percpu *)0)->field), 8)
+
 static inline struct percpu *this_cpu(void)
 {
-	struct percpu *p;
-
-	__asm__ __volatile__("movq %%gs:0, %0" : "=r"(p));
-	return p;
+	return percpu_read_ptr(self);
 }
 
 extern struct percpu *cpus[MAX_CPUS];	/* by logical id; NULL past the last */

@@ -20,7 +20,7 @@
  *                        kernel's own tests), at %gs:trace.level
  *   arch_trace_warn()    report an integrity stop; safe in NMI: from NMI it
  *                        only records the reason, printed later by
- *                        trace_report_stops()
+ *                        arch_trace_report_stops() (arch/x86/trace_warn.c)
  */
 #ifndef ARCH_TRACE_ARCH_H
 #define ARCH_TRACE_ARCH_H
@@ -77,22 +77,16 @@ static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
 
 static inline uint32_t arch_trace_level_bit(void)
 {
-	uint32_t bit;
-
-	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(bit)
-			     : "i"(__builtin_offsetof(struct percpu, trace.level_bit)));
-	return bit;
+	return percpu_read32(trace.level_bit);
 }
 
 static inline unsigned arch_trace_level(void)
 {
-	uint32_t level;
-
-	__asm__ __volatile__("movl %%gs:%c1, %0" : "=r"(level)
-			     : "i"(__builtin_offsetof(struct percpu, trace.level)));
-	return level;
+	return percpu_read32(trace.level);
 }
 
 void arch_trace_warn(unsigned cpu, const char *why);
+/* Print the stops arch_trace_warn() kept in NMI context (not from NMI). */
+void arch_trace_report_stops(void);
 
 #endif
