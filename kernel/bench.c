@@ -67,14 +67,6 @@ static char bench_sel[16] = "all";
 CMDLINE_OPTION(bench, .name = "bench", .type = OPT_STRING, .var = bench_sel,
 	       .size = sizeof(bench_sel), .help = "what run=bench runs: all, ring or event");
 
-long long trace_stamp_ns(uint64_t cycles)
-{
-	int64_t ns = 0;
-
-	clock_latch_cycles_to_ns(&this_cpu()->clock, cycles, &ns);
-	return ns;
-}
-
 static bench_loop_t loop_for(const struct bench_opts *o)
 {
 	if (o->convert)

@@ -226,7 +226,7 @@ static void order_a(void *arg)
 			order.failed = 1;
 			return;
 		}
-		order.a_ns[r] = smp_now_ns();
+		order.a_ns[r] = tsc_now_ns();
 		__atomic_store_n(&order.go, r + 1, __ATOMIC_RELEASE);
 	}
 }
@@ -240,7 +240,7 @@ static void order_b(void *arg)
 			order.failed = 1;
 			return;
 		}
-		order.b_ns[r] = smp_now_ns();
+		order.b_ns[r] = tsc_now_ns();
 	}
 }
 
@@ -338,7 +338,7 @@ KTEST(tsc_sites_intact)
 
 /*
  * Console lines printed on an AP carry that AP's converted time. Each AP
- * prints its own smp_now_ns() taken just before the line; the line's
+ * prints its own tsc_now_ns() taken just before the line; the line's
  * prefix is read after it, on the same clock, so it is not earlier
  * (tests/qemu/test_skew.py checks that, and that the boot CPU's next line
  * is not earlier either: with the boot CPU's conversion an injected skew
@@ -347,7 +347,7 @@ KTEST(tsc_sites_intact)
 static void print_now(void *arg)
 {
 	(void)arg;
-	printk("ktest: ap_console cpu=%u now_ns=%lld\n", this_cpu()->cpu, smp_now_ns());
+	printk("ktest: ap_console cpu=%u now_ns=%lld\n", this_cpu()->cpu, tsc_now_ns());
 }
 
 KTEST(ap_console_clock)
@@ -357,7 +357,7 @@ KTEST(ap_console_clock)
 			continue;
 		KT_ASSERT(smp_call_async(c, print_now, NULL));
 		KT_ASSERT(smp_call_wait(c, CALL_TIMEOUT_MS));
-		printk("ktest: ap_console cpu=0 now_ns=%lld after=%u\n", smp_now_ns(), c);
+		printk("ktest: ap_console cpu=0 now_ns=%lld after=%u\n", tsc_now_ns(), c);
 	}
 	return NULL;
 }

@@ -545,13 +545,6 @@ void smp_init(void)
 
 	trap_set_handler(VEC_CALL, on_call_ipi);
 	trap_set_handler(VEC_NMI, on_nmi);
-	if (tsc.hz) {
-		struct clock_conv c;
-		if (!clock_latch_read(&tsc_clock_boot, &c)) {
-			clock_latch_write(&bsp->clock, &c);
-			printk_set_clock(smp_now_ns);	/* each CPU's lines on its own clock */
-		}
-	}
 	for (unsigned i = 0; i < acpi.cpu_count; i++)
 		present += acpi.cpus[i].enabled;
 	if (!acpi.has_madt)
@@ -642,12 +635,3 @@ bool smp_call_wait(unsigned cpu, uint64_t timeout_ms)
 	return true;
 }
 
-long long smp_now_ns(void)
-{
-	struct clock_conv c;
-
-	/* An AP's latch is all zeros (hz 0) until its skew is measured. */
-	if (!tsc.hz || clock_latch_read(&this_cpu()->clock, &c) || !c.hz)
-		return -1;
-	return clock_cycles_to_ns(&c, rdtsc());
-}

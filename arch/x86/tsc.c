@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <arch/acpi.h>
 #include <arch/cpu.h>
+#include <arch/percpu.h>
 #include <arch/timers.h>
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
@@ -362,13 +363,19 @@ static void refine(int best)
 	}
 }
 
+long long tsc_cycles_to_ns(uint64_t cycles)
+{
+	struct clock_conv c;
+
+	/* A CPU's latch is all zeros (hz 0) until it has a clock. */
+	if (clock_latch_read(&this_cpu()->clock, &c) || !c.hz)
+		return -1;
+	return clock_cycles_to_ns(&c, cycles);
+}
+
 long long tsc_now_ns(void)
 {
-	int64_t ns;
-
-	if (!tsc.hz || clock_latch_cycles_to_ns(&tsc_clock_boot, rdtsc(), &ns))
-		return -1;
-	return ns;
+	return tsc_cycles_to_ns(rdtsc());
 }
 
 static void install_clock(void)
@@ -381,6 +388,7 @@ static void install_clock(void)
 		return;
 	}
 	clock_latch_write(&tsc_clock_boot, &c);
+	clock_latch_write(&this_cpu()->clock, &c);	/* the boot CPU's own clock */
 	printk_set_clock(tsc_now_ns);
 	printk("clock: cpu=0 " CLOCK_CONV_FMT "\n", CLOCK_CONV_ARGS(c));
 }

@@ -7,7 +7,7 @@
  *
  * TRACE_STAMP selects the instruction: 0 rdtsc (the kernel's), 1 rdtscp,
  * 2 lfence; rdtsc.  TRACE_STAMP_CONVERT=1 converts to ns on the write path
- * (trace_stamp_ns(), kernel/bench.c) instead of leaving it to the reader.
+ * (tsc_cycles_to_ns(), arch/x86/tsc.c) instead of leaving it to the reader.
  *
  * How: the kernel's header is included with its two clock hooks renamed
  * out of the way, then they are defined again here; every other hook is
@@ -29,7 +29,7 @@
 #undef arch_read_cycles
 #undef arch_cycles_since
 
-long long trace_stamp_ns(uint64_t cycles);	/* kernel/bench.c: this CPU's clock */
+long long tsc_cycles_to_ns(uint64_t cycles);	/* <arch/tsc.h>: this CPU's clock */
 
 /* The variant's stamp: a compiler barrier like the kernel's, its
  * instruction listed in tsc_sites like the kernel's (inject.tsc_skew). */
@@ -54,7 +54,7 @@ static inline uint64_t arch_read_cycles(void)
 
 	bench_stamp(&lo, &hi);
 #if TRACE_STAMP_CONVERT
-	return (uint64_t)trace_stamp_ns(((uint64_t)hi << 32) | lo);
+	return (uint64_t)tsc_cycles_to_ns(((uint64_t)hi << 32) | lo);
 #else
 	return ((uint64_t)hi << 32) | lo;
 #endif

@@ -16,12 +16,6 @@ void smp_init(void);
 bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg);
 bool smp_call_wait(unsigned cpu, uint64_t timeout_ms);
 
-/*
- * Converted time on the calling CPU's own clock (ns), or -1 before that
- * clock exists. printk's clock from smp_init() on.
- */
-long long smp_now_ns(void);
-
 /* A lower bound of CPU cpu's TSC minus the calling CPU's (cycles). */
 int64_t smp_tsc_ahead_min(unsigned cpu);
 

@@ -29,7 +29,15 @@ uint64_t tsc_window_deadline(uint64_t window_ns);
 /* Detect properties, calibrate, install the conversion and printk's clock. */
 void tsc_init(void);
 
-/* ns on the boot CPU's clock now, or -1 if uncalibrated. */
+/*
+ * A TSC reading in ns on the calling CPU's own clock (an AP's skew
+ * corrected), or -1 before that CPU has a clock: before calibration on the
+ * boot CPU, before its skew is measured on an AP.  The one cycles-to-ns
+ * path of the kernel: printk's clock, delays, the ktests, the benchmark's
+ * write-time conversion.
+ */
+long long tsc_cycles_to_ns(uint64_t cycles);
+/* tsc_cycles_to_ns(now). */
 long long tsc_now_ns(void);
 
 #endif
