@@ -43,7 +43,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracing.c kernel/ktests_trace.c kernel/ktests_reconfigure.c kernel/shell_trace.c kernel/demo.c kernel/bench.c kernel/dump.c kernel/shell_dump.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/dump.c kernel/tracer/shell_dump.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c
 
@@ -55,14 +55,14 @@ override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
 override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
-# The benchmark's write loop, once per stamp variant (kernel/bench_writer.c),
-# each with the stamp hooks of kernel/bench_stamp/arch/trace_arch.h.
+# The benchmark's write loop, once per stamp variant (kernel/tracer/bench_writer.c),
+# each with the stamp hooks of kernel/tracer/bench_stamp/arch/trace_arch.h.
 BENCH_VARIANTS := rdtsc rdtscp lfence convert
 bench_flags_rdtsc := -DTRACE_STAMP=0 -DBENCH_NULL_LOOP=1
 bench_flags_rdtscp := -DTRACE_STAMP=1
 bench_flags_lfence := -DTRACE_STAMP=2
 bench_flags_convert := -DTRACE_STAMP=0 -DTRACE_STAMP_CONVERT=1
-BENCH_OBJS := $(foreach v,$(BENCH_VARIANTS),$(BUILD)/kernel/bench_writer_$(v).o)
+BENCH_OBJS := $(foreach v,$(BENCH_VARIANTS),$(BUILD)/kernel/tracer/bench_writer_$(v).o)
 
 KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
 	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS)) $(BENCH_OBJS) \
@@ -133,10 +133,10 @@ $(BUILD)/%.o: %.asm Makefile
 	$(call quiet,NASM,$@)
 	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -o $@ $<
 
-$(BUILD)/kernel/bench_writer_%.o: kernel/bench_writer.c Makefile
+$(BUILD)/kernel/tracer/bench_writer_%.o: kernel/tracer/bench_writer.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)
-	$(Q)$(CC) -Ikernel/bench_stamp $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
+	$(Q)$(CC) -Ikernel/tracer/bench_stamp $(KCFLAGS) $(bench_flags_$*) -DBENCH_VARIANT=$* -c $< -o $@
 
 # The AP trampoline is flat code for a fixed low address, carried as a blob.
 $(BUILD)/boot/trampoline.bin: boot/trampoline.asm Makefile

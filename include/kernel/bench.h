@@ -1,4 +1,4 @@
-/* run=bench: the benchmarks chosen by bench= (kernel/bench.c). */
+/* run=bench: the benchmarks chosen by bench= (kernel/tracer/bench.c). */
 #ifndef KERNEL_BENCH_H
 #define KERNEL_BENCH_H
 
@@ -11,7 +11,7 @@ bool bench_job(void);
 
 /*
  * bench event's per-event latencies (cycles), gathered by the stamped loops
- * of kernel/bench_writer.c outside the window each pair of rdtsc brackets.
+ * of kernel/tracer/bench_writer.c outside the window each pair of rdtsc brackets.
  * hist[0] counts 0; hist[b] counts [2^(b-1), 2^b), the last bucket the rest.
  */
 struct bench_lat {

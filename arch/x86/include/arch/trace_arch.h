@@ -40,7 +40,7 @@
  * Each stamp lists its instruction in tsc_sites (arch/tsc_site.h: a data
  * record, no code), where inject.tsc_skew finds it.  (The benchmark
  * compares other stamp instructions with its own copy of these hooks:
- * kernel/bench_stamp/arch/trace_arch.h, whose stamps are listed too.)
+ * kernel/tracer/bench_stamp/arch/trace_arch.h, whose stamps are listed too.)
  */
 static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
 {

@@ -1,6 +1,6 @@
 /*
  * <arch/trace_arch.h>, the benchmark's: the kernel's ring buffer hooks with
- * the stamp instruction swapped, for kernel/bench_writer.c only (its
+ * the stamp instruction swapped, for kernel/tracer/bench_writer.c only (its
  * objects are built with -Ikernel/bench_stamp first, once per variant), so
  * that one kernel can compare stamp instructions on the real inlined write
  * path.  The kernel's own hooks, everywhere else, stamp with rdtsc.
@@ -17,7 +17,7 @@
 #define BENCH_STAMP_TRACE_ARCH_H
 
 #ifndef TRACE_STAMP
-#error "build kernel/bench_writer.c with -DTRACE_STAMP=0|1|2"
+#error "build kernel/tracer/bench_writer.c with -DTRACE_STAMP=0|1|2"
 #endif
 #ifndef TRACE_STAMP_CONVERT
 #define TRACE_STAMP_CONVERT 0
