@@ -149,8 +149,34 @@ static int64_t find_bias(int64_t min, int64_t max)
 	return (int64_t)bias;
 }
 
+/* One field's TSDL declaration: its real size, signedness and base. */
+static void put_field_type(FILE *f, const struct trace_field_def *fd)
+{
+	uint32_t i;
+
+	switch (fd->kind) {
+	case TRACE_FIELD_INT:
+	case TRACE_FIELD_SYM:
+		fprintf(f, "\t\tinteger { size = %u; align = 8; signed = %s; base = %u; } %s;\n",
+			8u * fd->size, fd->is_signed ? "true" : "false",
+			fd->display == TRACE_DISPLAY_HEX ? 16u : 10u, fd->name);
+		break;
+	case TRACE_FIELD_ENUM:
+		fprintf(f, "\t\tenum : integer { size = 32; align = 8; signed = false; } {");
+		for (i = 0; i < fd->nenums; i++)
+			fprintf(f, "%s \"%s\" = %llu", i ? "," : "", fd->enums[i].name,
+				(unsigned long long)fd->enums[i].value);
+		fprintf(f, " } %s;\n", fd->name);
+		break;
+	default:		/* CHARS, STR: NUL-terminated in the stream */
+		fprintf(f, "\t\tstring %s;\n", fd->name);
+		break;
+	}
+}
+
 static int write_metadata(const char *dir, const struct dump_result *r, uint64_t bias)
 {
+	const struct trace_catalog *cat = dump_catalog(r);
 	char path[4096];
 	FILE *f;
 	uint32_t id, i;
@@ -186,13 +212,15 @@ static int write_metadata(const char *dir, const struct dump_result *r, uint64_t
 		"\t\tuint8_t clock_trusted;\n\t};\n"
 		"\tevent.header := struct {\n\t\tuint16_t id;\n\t\tuint64_clock_t timestamp;\n"
 		"\t};\n\tevent.context := struct {\n\t\tuint8_t ctx;\n\t};\n};\n\n");
-	for (id = TEV_INVALID + 1; id < TEV_MAX; id++) {
-		const struct trace_event_desc *d = &trace_event_descs[id];
+	for (id = TEV_INVALID + 1; id < cat->nr_ids; id++) {
+		const struct trace_event_def *d = trace_catalog_get(cat, id);
 
+		if (!d || id == CTF_UNKNOWN_ID)
+			continue;
 		fprintf(f, "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n"
 			"\tfields := struct {\n", d->name, id);
 		for (i = 0; i < d->nfields; i++)
-			fprintf(f, "\t\tuint32_t %s;\n", d->fields[i]);
+			put_field_type(f, &d->fields[i]);
 		fprintf(f, "\t};\n};\n\n");
 	}
 	fprintf(f, "event {\n\tname = \"unknown\";\n\tid = %u;\n\tstream_id = 0;\n"
@@ -234,16 +262,33 @@ static int packet_finish(struct packet *pk, struct stream *s, uint64_t end)
 	return fwrite(pk->p, 1, pk->len, s->f) == pk->len ? 0 : -1;
 }
 
-static int write_event(struct packet *pk, const struct rb_event *ev, uint64_t t)
+/* One field as its declaration says: integers as stored, strings with a NUL. */
+static int put_field(struct packet *pk, const struct trace_event_view *v,
+		     const struct trace_field_def *fd)
+{
+	const char *s;
+	uint32_t n;
+	bool cut;
+	uint8_t zero = 0;
+
+	if (fd->kind == TRACE_FIELD_CHARS || fd->kind == TRACE_FIELD_STR) {
+		s = trace_field_string(v, fd, &n, &cut);
+		return put(pk, s, n) || (cut && put(pk, "...", 3)) || put(pk, &zero, 1);
+	}
+	return put(pk, v->data + fd->offset, fd->size);
+}
+
+static int write_event(struct packet *pk, const struct trace_catalog *cat,
+		       const struct rb_event *ev, uint64_t t)
 {
 	struct trace_event_view v;
 	uint32_t i;
 	int rc;
 
-	if (trace_event_parse(ev->data, ev->len, &v)) {
+	if (trace_event_parse(cat, ev->data, ev->len, &v) && v.id != CTF_UNKNOWN_ID) {
 		rc = put16(pk, (uint16_t)v.id) || put64(pk, t) || put8(pk, (uint8_t)v.ctx);
-		for (i = 0; i < v.nfields && !rc; i++)
-			rc = put32(pk, v.f[i]);
+		for (i = 0; i < v.def->nfields && !rc; i++)
+			rc = put_field(pk, &v, &v.def->fields[i]);
 		return rc ? -1 : 0;
 	}
 	return put16(pk, CTF_UNKNOWN_ID) || put64(pk, t) || put8(pk, (uint8_t)v.ctx) ||
@@ -281,7 +326,7 @@ static int write_stream(const char *dir, const struct dump_result *r,
 		if (rb_page_iter_init(&it, h, r->page_size) == RB_ITER_END) {
 			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
 				end = in_order(&s, biased(clock_cycles_to_ns(conv, ev.ts), bias));
-				rc |= write_event(pk, &ev, end);
+				rc |= write_event(pk, dump_catalog(r), &ev, end);
 			}
 		}
 		rc |= packet_finish(pk, &s, end);

@@ -29,7 +29,7 @@
 #include <trace/format.h>
 #include <trace/text.h>
 
-#define TEXT_LINE_MAX	320	/* longest line: about 200 bytes */
+#define TEXT_LINE_MAX	1280	/* an event's fields at their longest (strings), cut beyond */
 
 enum text_item {
 	ITEM_NONE = 0,		/* the CPU has nothing more */
@@ -81,6 +81,18 @@ static void line_add(struct text_line *l, const char *fmt, ...)
 		l->len = sizeof(l->buf) - 1;
 }
 
+/* An accepted event's fields, as much as fits. */
+static void line_fields(struct text_line *l, const struct trace_event_view *v,
+			const struct trace_symbols *syms)
+{
+	int n = trace_event_format(v, syms, l->buf + l->len, sizeof(l->buf) - l->len);
+
+	if (n > 0)
+		l->len += (size_t)n;
+	if (l->len >= sizeof(l->buf))
+		l->len = sizeof(l->buf) - 1;
+}
+
 static void line_put(struct text_line *l, const struct trace_sink *out)
 {
 	if (l->len >= sizeof(l->buf) - 1)
@@ -91,35 +103,6 @@ static void line_put(struct text_line *l, const struct trace_sink *out)
 }
 
 /* ---- events ---- */
-
-bool trace_event_parse(const uint8_t *data, uint32_t len, struct trace_event_view *v)
-{
-	struct trace_ent_hdr h = { 0 };
-	const struct trace_event_desc *d;
-	uint32_t i;
-
-	v->desc = 0;
-	v->bytes = len;
-	v->nfields = 0;
-	if (len < sizeof(h)) {
-		v->id = 0;
-		v->ctx = 0;
-		return false;
-	}
-	__builtin_memcpy(&h, data, sizeof(h));
-	v->id = h.id;
-	v->ctx = h.ctx;
-	if (h.id == TEV_INVALID || h.id >= TEV_MAX || h.ctx >= 4)
-		return false;
-	d = &trace_event_descs[h.id];
-	if (h.nfields != d->nfields || len != 4u + 4u * h.nfields)
-		return false;
-	for (i = 0; i < h.nfields; i++)
-		v->f[i] = rb_load32(data + 4 + 4 * i);
-	v->nfields = h.nfields;
-	v->desc = d;
-	return true;
-}
 
 char trace_ctx_flag(uint32_t ctx)
 {
@@ -456,18 +439,17 @@ static void put_prefix(struct text_line *l, const struct text_cursor *k, uint32_
 		 (unsigned long long)(mag % CLOCK_NSEC_PER_SEC));
 }
 
-static void put_event(const struct text_cursor *k, const struct trace_sink *out,
+static void put_event(const struct text_cursor *k, const struct trace_text_opts *opts,
+		      const struct trace_sink *out,
 		      struct trace_text_summary *sum)
 {
 	struct text_line l = { .len = 0 };
 	struct trace_event_view v;
-	uint32_t i;
 
-	if (trace_event_parse(k->ev.data, k->ev.len, &v)) {
+	if (trace_event_parse(opts->catalog, k->ev.data, k->ev.len, &v)) {
 		put_prefix(&l, k, v.ctx);
-		line_add(&l, "%s:", v.desc->name);
-		for (i = 0; i < v.nfields; i++)
-			line_add(&l, " %s=%u", v.desc->fields[i], v.f[i]);
+		line_add(&l, "%s: ", v.def->name);
+		line_fields(&l, &v, opts->syms);
 	} else {
 		put_prefix(&l, k, v.ctx);
 		line_add(&l, "unknown: id=%u bytes=%u", v.id, v.bytes);
@@ -592,7 +574,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 	while ((k = cursor_pick(ks, n))) {
 		if (k->item == ITEM_EVENT) {
 			if (seen++ >= skip)
-				put_event(k, out, sum);
+				put_event(k, opts, out, sum);
 		} else if (seen >= skip) {
 			put_marker(k, out, sum);
 		}

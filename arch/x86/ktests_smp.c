@@ -325,7 +325,7 @@ KTEST(tsc_sites_intact)
 	for (const struct tsc_site *s = __start_tsc_sites; s < __stop_tsc_sites; s++) {
 		uint64_t off;
 		const char *f = ksym_lookup(s->addr, &off);
-		if (f && !strcmp(f, "on_call_ipi"))	/* trace_event2(TEV_IPI_RECV, ...) */
+		if (f && !strcmp(f, "on_call_ipi"))	/* trace_ipi_recv(...) */
 			in_writer++;
 	}
 	printk("ktest: tsc_sites count=%u intact=%u in_on_call_ipi=%u inject=%s\n", n, intact,

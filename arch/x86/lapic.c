@@ -188,7 +188,7 @@ static void on_timer(struct trap_frame *f)
 	uint64_t tick = ++this_cpu()->timer_ticks;
 
 	(void)f;
-	trace_event1(TEV_TICK, (uint32_t)tick);
+	trace_lapic_tick((uint32_t)tick);
 	lapic_eoi();
 }
 

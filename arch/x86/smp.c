@@ -243,7 +243,7 @@ static void on_call_ipi(struct trap_frame *f)
 
 	(void)f;
 	pc->ipi_count++;
-	trace_event2(TEV_IPI_RECV, pc->call_from, VEC_CALL);
+	trace_ipi_recv(pc->call_from, VEC_CALL);
 	lapic_eoi();	/* the work itself runs from the idle loop */
 }
 
@@ -251,7 +251,7 @@ static void on_call_ipi(struct trap_frame *f)
 static void on_nmi(struct trap_frame *f)
 {
 	(void)f;
-	trace_event1(TEV_NMI, (uint32_t)this_cpu()->nmi_count);
+	trace_nmi((uint32_t)this_cpu()->nmi_count);
 }
 
 static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
@@ -615,7 +615,7 @@ bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)
 	pc->call_arg = arg;
 	pc->call_from = this_cpu()->cpu;
 	__atomic_store_n(&pc->call_fn, fn, __ATOMIC_RELEASE);
-	trace_event2(TEV_IPI_SEND, cpu, VEC_CALL);
+	trace_ipi_send(cpu, VEC_CALL);
 	lapic_send_ipi(pc->apic_id, VEC_CALL);
 	return true;
 }

@@ -58,7 +58,7 @@ __noinline static void bt_run(struct bench_thread *t, uint64_t n)
 
 	(void)t;
 	for (i = 0; i < n; i++)
-		bench_trace_event1(TEV_BENCH, (uint32_t)i);
+		bench_trace_event1(TEV_bench, (uint32_t)i);
 }
 
 static int bt_setup(const struct bench_opts *o)

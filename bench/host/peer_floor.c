@@ -30,7 +30,7 @@ struct floor_thread {
 __noinline static void floor_run(struct bench_thread *t, uint64_t n)
 {
 	struct floor_thread *f = t->priv;
-	const uint32_t ent = bench_ent_word(TEV_BENCH, 0, 1);
+	const uint32_t ent = bench_ent_word(TEV_bench, 0, 1);
 	const uint32_t lim = f->nwords - 3;
 	uint32_t *w = f->w, pos = f->pos;
 	uint64_t last = f->last, i;
@@ -83,7 +83,7 @@ static int floor_check(struct bench_thread *t, unsigned n, const struct bench_op
 	for (i = 0; i < n; i++) {
 		struct floor_thread *f = t[i].priv;
 		int ok = f->stored == expected &&
-			 rb_record_kind(f->w[0]) == 2 && f->w[1] == bench_ent_word(TEV_BENCH, 0, 1);
+			 rb_record_kind(f->w[0]) == 2 && f->w[1] == bench_ent_word(TEV_bench, 0, 1);
 
 		fprintf(out, "bench-host-check: peer=floor thread=%u stored=%llu %s\n", i,
 			(unsigned long long)f->stored, ok ? "ok" : "FAIL");

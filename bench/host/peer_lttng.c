@@ -26,7 +26,7 @@ __noinline static void lttng_run(struct bench_thread *t, uint64_t n)
 	(void)t;
 	for (i = 0; i < n; i++)
 		lttng_ust_tracepoint(baretrace_bench, event1,
-				     bench_ent_word(TEV_BENCH, bench_level, 1), (uint32_t)i);
+				     bench_ent_word(TEV_bench, bench_level, 1), (uint32_t)i);
 }
 
 static int lttng_setup(const struct bench_opts *o)

@@ -54,7 +54,7 @@ bool tracing_setup_restore(const struct tracing_setup *s);
 /* End every CPU's tail page so its events can be read (runs on each CPU). */
 void tracing_flush_all(void);
 
-/* trace_event1(TEV_BENCH, v) out of line: for counting and benchmarks. */
+/* trace_bench(v) out of line: for counting and benchmarks. */
 int trace_probe_event1(uint32_t v);
 
 static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
@@ -62,55 +62,12 @@ static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
 	return percpu_read_ptr(rb);
 }
 
-static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned nfields)
+static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned words)
 {
 	/* The context level, already in place: trace_ent_ctx(level). */
-	return trace_ent_pack(id, percpu_read32(trace.ent_ctx), nfields);
+	return trace_ent_pack(id, percpu_read32(trace.ent_ctx), words);
 }
 
-static __always_inline int trace_event1(uint16_t id, uint32_t a)
-{
-	struct rb_cpu_buffer *cb = this_cpu_rb();
-	uint32_t *p;
-	int err = ring_buffer_reserve(cb, 8, (void **)&p);
-
-	if (likely(!err)) {
-		p[0] = trace_ent_word(id, 1);
-		p[1] = a;
-		ring_buffer_commit(cb);
-	}
-	return err;
-}
-
-static __always_inline int trace_event2(uint16_t id, uint32_t a, uint32_t b)
-{
-	struct rb_cpu_buffer *cb = this_cpu_rb();
-	uint32_t *p;
-	int err = ring_buffer_reserve(cb, 12, (void **)&p);
-
-	if (likely(!err)) {
-		p[0] = trace_ent_word(id, 2);
-		p[1] = a;
-		p[2] = b;
-		ring_buffer_commit(cb);
-	}
-	return err;
-}
-
-static __always_inline int trace_event3(uint16_t id, uint32_t a, uint32_t b, uint32_t c)
-{
-	struct rb_cpu_buffer *cb = this_cpu_rb();
-	uint32_t *p;
-	int err = ring_buffer_reserve(cb, 16, (void **)&p);
-
-	if (likely(!err)) {
-		p[0] = trace_ent_word(id, 3);
-		p[1] = a;
-		p[2] = b;
-		p[3] = c;
-		ring_buffer_commit(cb);
-	}
-	return err;
-}
+#include "kernel/trace_events.h"	/* trace_<event>(fields...) */
 
 #endif

@@ -67,7 +67,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
  * when an event is added, as a reminder.
  */
 #define DUMP_EVENTS_VERSION	1u
-_Static_assert(TEV_MAX == 9, "events.h changed: bump DUMP_EVENTS_VERSION, then this");
+_Static_assert(TEV_MAX == 9, "event_list.h changed: bump DUMP_EVENTS_VERSION, then this");
 
 #define DUMP_MAX_CPUS		4096u	/* CPU ids a dump may describe */
 #define DUMP_HEADER_SIZE	16u

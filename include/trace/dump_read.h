@@ -71,7 +71,15 @@ struct dump_result {
 	size_t start_off;		/* byte range of the dump in the capture */
 	size_t end_off;			/* (start_off .. end_off - 1) */
 	size_t arena_needed;		/* arena bytes this dump needs */
+	const struct trace_catalog *catalog; /* the events it describes (EVENTS
+					 * frames); the built-in ones if none */
 };
+
+/* The catalog to read r's events with. */
+static inline const struct trace_catalog *dump_catalog(const struct dump_result *r)
+{
+	return r->catalog ? r->catalog : &trace_builtin_catalog;
+}
 
 struct dump_read_opts {
 	int32_t which;				/* dump to decode: 0, 1, ...; -1 the last */

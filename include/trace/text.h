@@ -47,6 +47,7 @@
 #include <trace/clock.h>
 #include <trace/dump_format.h>
 #include <trace/events.h>
+#include <trace/event_fmt.h>
 #include <trace/sink.h>
 
 #define TRACE_TEXT_ALL_CPUS	UINT32_MAX
@@ -122,6 +123,8 @@ struct trace_text_cpu {
 struct trace_text_opts {
 	uint64_t last;			/* only the last N events of the merged order; 0: all */
 	uint32_t cpu;			/* only this CPU id; TRACE_TEXT_ALL_CPUS: every one */
+	const struct trace_catalog *catalog; /* the events described; NULL: built-in */
+	const struct trace_symbols *syms; /* for code addresses; NULL: none */
 };
 
 /*
@@ -158,25 +161,6 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		     const struct trace_text_opts *opts, void *scratch,
 		     size_t scratch_size, const struct trace_sink *out,
 		     struct trace_text_summary *sum);
-
-/* One event's payload, decoded. */
-struct trace_event_view {
-	const struct trace_event_desc *desc; /* its description; NULL: unknown */
-	uint32_t id;			/* event id (payload's first 16 bits) */
-	uint32_t ctx;			/* writer's context level */
-	uint32_t bytes;			/* payload bytes */
-	uint32_t nfields;		/* fields in f[] (0 when unknown) */
-	uint32_t f[TRACE_FIELDS_MAX];	/* field values */
-};
-
-/*
- * Decode the payload of one data record (len bytes, a multiple of 4).
- * Returns true for a known event whose payload matches its description
- * exactly (id, context level 0..3, field count, length); otherwise v
- * describes it as unknown (desc NULL) and it returns false.  The text and
- * the CTF converter use this one rule.
- */
-bool trace_event_parse(const uint8_t *data, uint32_t len, struct trace_event_view *v);
 
 /* The flag characters and context name of a known event (see above). */
 char trace_ctx_flag(uint32_t ctx);

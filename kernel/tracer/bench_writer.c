@@ -44,7 +44,7 @@ static __always_inline uint64_t write_loop(struct rb_cpu_buffer *cb, uint64_t n,
 			: cmpxchg ? ring_buffer_reserve_cmpxchg(cb, len, (void **)&p)
 				  : ring_buffer_reserve_xadd(cb, len, (void **)&p);
 		if (__builtin_expect(err == 0, 1)) {
-			p[0] = trace_ent_pack(TEV_BENCH, trace_ent_ctx(0), len / 4 - 1);
+			p[0] = trace_ent_pack(TEV_bench, trace_ent_ctx(0), len / 4 - 1);
 			p[1] = (uint32_t)i;
 			ring_buffer_commit(cb);
 		} else {

@@ -42,7 +42,7 @@ static void on_demo_ipi(struct trap_frame *f)
 	struct percpu *pc = this_cpu();
 
 	(void)f;
-	trace_event2(TEV_IPI_RECV, ipi_from[pc->cpu], VEC_TEST);
+	trace_ipi_recv(ipi_from[pc->cpu], VEC_TEST);
 	lapic_eoi();
 }
 
@@ -65,12 +65,12 @@ static void demo_cpu(void *arg)
 		}
 		if (now >= next_produce) {
 			value = value * 6364136223846793005ull + 1442695040888963407ull;
-			trace_event2(TEV_PRODUCER, seq++, (uint32_t)(value >> 40));
+			trace_producer(seq++, (uint32_t)(value >> 40));
 			next_produce += DEMO_PRODUCE_US * us;
 		}
 		if (cpus_online > 1 && now >= next_ipi) {
 			ipi_from[target] = pc->cpu;
-			trace_event2(TEV_IPI_SEND, target, VEC_TEST);
+			trace_ipi_send(target, VEC_TEST);
 			lapic_send_ipi(cpus[target]->apic_id, VEC_TEST);
 			next_ipi += DEMO_IPI_US * us;
 		}

@@ -161,7 +161,9 @@ static void sink_raw(void *ctx, const void *buf, size_t len)
 
 bool dump_text(uint32_t cpu, uint64_t last)
 {
-	struct trace_text_cpu tc[MAX_CPUS];
+	/* Static: MAX_CPUS entries are 14 KiB, most of the 16 KiB boot stack;
+	 * dumps run one at a time, as the snapshot they read is shared too. */
+	static struct trace_text_cpu tc[MAX_CPUS];
 	struct trace_text_opts opts = { .last = last, .cpu = cpu == DUMP_ALL_CPUS ?
 					TRACE_TEXT_ALL_CPUS : cpu };
 	struct trace_sink sink = { sink_text, NULL };

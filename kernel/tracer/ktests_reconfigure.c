@@ -68,7 +68,7 @@ static void reconf_irq(struct trap_frame *f)
 {
 	(void)f;
 	this_cpu()->timer_ticks++;
-	if (trace_event1(TEV_TICK, (uint32_t)this_cpu()->timer_ticks) == 0)
+	if (trace_lapic_tick((uint32_t)this_cpu()->timer_ticks) == 0)
 		rcpu[this_cpu()->cpu].irq_writes++;
 	lapic_eoi();
 }
@@ -131,7 +131,7 @@ static void reconf_writer(void *arg)
 			cpu_relax();
 			continue;
 		}
-		p[0] = trace_ent_word(TEV_STRESS, 3);
+		p[0] = trace_ent_word(TEV_stress, TRACE_ENT_WORDS(stress));
 		p[1] = seq;
 		p[2] = RECONF_MAGIC ^ seq;
 		p[3] = cpu;
@@ -296,7 +296,7 @@ static void stuck_writer(void *arg)
 		return;
 	}
 	stuck.reserved = true;
-	p[0] = trace_ent_word(TEV_STRESS, 3);
+	p[0] = trace_ent_word(TEV_stress, TRACE_ENT_WORDS(stress));
 	p[1] = 7;
 	p[2] = RECONF_MAGIC ^ 7;
 	p[3] = this_cpu()->cpu;

@@ -3,7 +3,7 @@
  * Linux's ring buffer start-up test). For each mode, on small buffers so
  * that overwrite and drops really happen:
  *
- *   - every CPU but the boot CPU writes TEV_STRESS events in a loop (task
+ *   - every CPU but the boot CPU writes stress events in a loop (task
  *     level), its LAPIC timer fires at STRESS_TIMER_HZ and writes from IRQ
  *     level, and the boot CPU sends it NMIs that write from NMI level;
  *   - the boot CPU waits until every writer has written a burst of more
@@ -84,7 +84,7 @@ static void stress_write(void)
 	struct stress_cpu *s = &stress[pc->cpu];
 	uint32_t level = arch_trace_level() & 3;
 	uint32_t seq = s->seq[level];
-	int err = trace_event3(TEV_STRESS, seq, mix(pc->cpu, level, seq), level);
+	int err = trace_stress(seq, mix(pc->cpu, level, seq), level);
 
 	if (err == 0 || err == -RB_EFULL) {
 		/* A dropped seq is a gap the reader may see. Atomic: the boot
@@ -150,7 +150,7 @@ static void check_page(unsigned cpu, const struct rb_read *rd)
 			fail(s, "stamp went backwards in buffer order");
 		s->last_ts = ev.ts;
 		s->events_read++;
-		if ((p[0] & 0xFFFF) != TEV_STRESS)
+		if ((p[0] & 0xFFFF) != TEV_stress)
 			continue;	/* e.g. the IPI that started the writer: counted, not checked */
 		if (ev.len != 16) {
 			fail(s, "stress event of the wrong size");
@@ -437,7 +437,7 @@ static int ds_write(struct ds_state *ds)
 		ring_buffer_commit(ds->cb);	/* its bit; the space is not ours */
 		return 0;
 	}
-	p[0] = trace_ent_word(TEV_STRESS, 3);
+	p[0] = trace_ent_word(TEV_stress, TRACE_ENT_WORDS(stress));
 	p[1] = ds->next_seq;
 	p[2] = mix(0, 0, ds->next_seq);
 	p[DS_LEN / 4 - 1] = ~ds->next_seq;

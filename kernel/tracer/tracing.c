@@ -365,5 +365,5 @@ void tracing_flush_all(void)
  */
 __noinline int trace_probe_event1(uint32_t v)
 {
-	return trace_event1(TEV_BENCH, v);
+	return trace_bench(v);
 }

@@ -108,24 +108,24 @@ static void drain(struct sim *s, struct sim_cpu *c)
 static void write_event(struct sim *s, uint32_t ci, uint32_t serial)
 {
 	struct sim_cpu *c = &s->cpu[ci];
-	uint32_t payload[1 + TRACE_FIELDS_MAX];
+	uint32_t payload[1 + TRACE_EVENT_FIELDS_MAX];
 	struct trace_ent_hdr h;
 	uint32_t kind = rnd(s) % (s->cfg.odd_events ? 10 : 8), len, i;
 
 	h.ctx = (uint8_t)(rnd(s) % 4);
 	if (kind < 8) {
-		h.id = (uint16_t)(TEV_TICK + kind);
-		h.nfields = trace_event_descs[h.id].nfields;
+		h.id = (uint16_t)(TEV_lapic_tick + kind);
+		h.words = (uint8_t)((trace_catalog_get(&trace_builtin_catalog, h.id)->fixed - 4) / 4);
 	} else if (kind == 8) {
 		h.id = (uint16_t)(TEV_MAX + rnd(s) % 100);	/* unknown id */
-		h.nfields = (uint8_t)(rnd(s) % 3);
+		h.words = (uint8_t)(rnd(s) % 3);
 	} else {
-		h.id = TEV_PRODUCER;				/* wrong field count */
-		h.nfields = 1;
+		h.id = TEV_producer;				/* wrong field count */
+		h.words = 1;
 	}
-	len = 4 + 4u * h.nfields;
+	len = 4 + 4u * h.words;
 	memcpy(&payload[0], &h, sizeof(h));
-	for (i = 0; i < h.nfields; i++)
+	for (i = 0; i < h.words; i++)
 		payload[1 + i] = i == 0 ? serial : rnd(s) % 100000;
 
 	host_trace_level = h.ctx;

@@ -104,16 +104,16 @@ static void test_text_exact(void **state)
 {
 	static uint8_t p0[2048] __aligned(8), p1[2048] __aligned(8), p2[2048] __aligned(8);
 	const uint32_t w0[] = {
-		REC(3, 10), HDR(TEV_PRODUCER, 0, 2), 1, 7,	/* 1.000000010 */
-		REC(2, 2000), HDR(TEV_TICK, 2, 1), 4,		/* 1.000002000 */
+		REC(3, 10), HDR(TEV_producer, 0, 2), 1, 7,	/* 1.000000010 */
+		REC(2, 2000), HDR(TEV_lapic_tick, 2, 1), 4,		/* 1.000002000 */
 		REC(2, 3000), HDR(99, 1, 1), 5,			/* unknown id */
 	};
 	const uint32_t w1[] = {
-		REC(2, 500), HDR(TEV_NMI, 3, 1), 9,		/* 0.999999551 (offset -49) */
-		REC(2, 2000), HDR(TEV_MARK, 1, 1), 3,		/* 1.000001051 */
+		REC(2, 500), HDR(TEV_nmi, 3, 1), 9,		/* 0.999999551 (offset -49) */
+		REC(2, 2000), HDR(TEV_mark, 1, 1), 3,		/* 1.000001051 */
 	};
 	const uint32_t w2[] = {
-		REC(2, 1), HDR(TEV_MARK, 0, 1), 42,
+		REC(2, 1), HDR(TEV_mark, 0, 1), 42,
 		REC(31, 0),					/* invalid record */
 	};
 	struct clock_conv c0, c1;

@@ -1,0 +1,109 @@
+/*
+ * The writer pass of <trace/event_list.h>: one inline trace_<name>() per
+ * event, taking its fields in order (a code address as const void *,
+ * strings as const char *), recording them at the CPU's context level.
+ * Included by <kernel/tracing.h>; see <trace/trace_event.h> for the list's
+ * format and the record layout.
+ *
+ * An event without strings reserves its constant size and stores each
+ * field once: the same instructions a hand-written writer would have.  A
+ * string is measured once before the reservation (at most its bound),
+ * then copied: if it changes meanwhile, the bytes kept are still exactly
+ * the length reserved, NUL-terminated.
+ */
+#ifndef KERNEL_TRACE_EVENTS_H
+#define KERNEL_TRACE_EVENTS_H
+
+#include <stdint.h>
+#include "trace/events.h"
+
+/* Characters of s before its NUL, at most max. */
+static __always_inline uint32_t trace_strnlen(const char *s, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (n < max && s[n])
+		n++;
+	return n;
+}
+
+/* Bytes a string of n characters keeps under its bound: NUL included. */
+static __always_inline uint32_t trace_str_room(uint32_t n, uint32_t max)
+{
+	return n < max ? n + 1 : max;
+}
+
+/* Copy a string's kept bytes to rec + *at, return its loc, move *at on. */
+static __always_inline uint32_t trace_put_str(uint8_t *rec, uint32_t *at, const char *s,
+					      uint32_t n, uint32_t max)
+{
+	uint32_t room = trace_str_room(n, max), off = *at;
+
+	for (uint32_t i = 0; i + 1 < room; i++)
+		rec[off + i] = (uint8_t)s[i];
+	rec[off + room - 1] = 0;
+	*at = off + room;
+	return off | room << 16 | (n >= max ? TRACE_STR_CUT : 0);
+}
+
+/* char[size] from s: up to its NUL, the rest zero. */
+static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t size)
+{
+	uint32_t i = 0;
+
+	for (; i < size && s[i]; i++)
+		dst[i] = s[i];
+	for (; i < size; i++)
+		dst[i] = 0;
+}
+
+#define TE_PARAM(kind, t, n, x, conv)	TE_PARAM_##kind(t, n)
+#define TE_PARAM_INT(t, n)		t n
+#define TE_PARAM_SYM(t, n)		const void *n
+#define TE_PARAM_CHARS(t, n)		const char *n
+#define TE_PARAM_STR(t, n)		const char *n
+#define TE_PARAM_ENUM(t, n)		uint32_t n
+
+/* Each string's length, measured once (te_len_<field>). */
+#define TE_STRLEN(kind, t, n, x, conv)	TE_STRLEN_##kind(n, x)
+#define TE_STRLEN_INT(n, x)
+#define TE_STRLEN_SYM(n, x)
+#define TE_STRLEN_CHARS(n, x)
+#define TE_STRLEN_STR(n, x)		const uint32_t te_len_##n = trace_strnlen(n, (x));
+#define TE_STRLEN_ENUM(n, x)
+
+#define TE_ROOM(kind, t, n, x, conv)	TE_ROOM_##kind(n, x)
+#define TE_ROOM_INT(n, x)
+#define TE_ROOM_SYM(n, x)
+#define TE_ROOM_CHARS(n, x)
+#define TE_ROOM_STR(n, x)		+ trace_str_room(te_len_##n, (x))
+#define TE_ROOM_ENUM(n, x)
+
+#define TE_ASSIGN(kind, t, n, x, conv)	TE_ASSIGN_##kind(n, x)
+#define TE_ASSIGN_INT(n, x)		e->n = n;
+#define TE_ASSIGN_SYM(n, x)		e->n = (uint64_t)(uintptr_t)n;
+#define TE_ASSIGN_CHARS(n, x)		trace_put_chars(e->n, n, (x));
+#define TE_ASSIGN_STR(n, x)		e->n = trace_put_str((uint8_t *)e, &te_at, n, te_len_##n, (x));
+#define TE_ASSIGN_ENUM(n, x)		e->n = n;
+
+#define TRACE_EVENT(sys, name, ...)						\
+	static __always_inline int trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__))	\
+	{									\
+		struct rb_cpu_buffer *cb = this_cpu_rb();			\
+		struct trace_ev_##name *e;					\
+		TE_EACH(TE_STRLEN, __VA_ARGS__)					\
+		uint32_t te_at = sizeof(*e);					\
+		int err = ring_buffer_reserve(cb, sizeof(*e) TE_EACH(TE_ROOM, __VA_ARGS__), \
+					      (void **)&e);			\
+										\
+		(void)te_at;							\
+		if (likely(!err)) {						\
+			e->hdr = trace_ent_word(TEV_##name, TRACE_ENT_WORDS(name)); \
+			TE_EACH(TE_ASSIGN, __VA_ARGS__)				\
+			ring_buffer_commit(cb);					\
+		}								\
+		return err;							\
+	}
+#include "trace/event_list.h"
+
+#endif

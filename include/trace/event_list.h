@@ -1,0 +1,43 @@
+/*
+ * The events baretrace records, each defined once (<trace/trace_event.h>
+ * explains TRACE_EVENT and the field kinds).  No include guard: each
+ * includer defines TRACE_EVENT (and TRACE_EVENT_ENUM) to take the pass it
+ * wants, then includes this list.
+ *
+ * Ids are given in list order, from 1.  Add events at the end, so that
+ * the ids of the others stay what captures from older kernels carry
+ * (a decoder reads a capture's own description first; its built-in
+ * table, this list, only serves captures that carry none).
+ */
+#ifndef TRACE_EVENT_ENUM
+#define TRACE_EVENT_ENUM(table, ...)
+#endif
+
+/* irq: interrupts as they arrive */
+TRACE_EVENT(irq, lapic_tick, F_U32(tick))
+
+/* ipi: inter-processor interrupts, sent and taken */
+TRACE_EVENT(ipi, ipi_send, F_U32(to_cpu), F_U32(vector))
+TRACE_EVENT(ipi, ipi_recv, F_U32(from_cpu), F_U32(vector))
+
+/* irq: the NMI count of the CPU taking one */
+TRACE_EVENT(irq, nmi, F_U32(count))
+
+/* demo: the demo job's producer loop */
+TRACE_EVENT(demo, producer, F_U32(seq), F_U32(value))
+
+/* test: the ring-buffer stress ktest's writers */
+TRACE_EVENT(test, stress, F_U32(seq), F_U32(check), F_U32(level))
+
+/* demo: a marker */
+TRACE_EVENT(demo, mark, F_U32(id))
+
+/* bench: one benchmark write */
+TRACE_EVENT(bench, bench, F_U32(seq))
+
+#ifdef TRACE_EVENT_LIST_EXTRA
+#include TRACE_EVENT_LIST_EXTRA
+#endif
+
+#undef TRACE_EVENT
+#undef TRACE_EVENT_ENUM

@@ -1,0 +1,222 @@
+/*
+ * Reading and printing event payloads from their descriptions (see
+ * <trace/event_fmt.h>).  Every check is made before a byte is read, so a
+ * payload from a damaged capture can be rejected but never read past.
+ */
+#include "trace/event_fmt.h"
+#include "trace/format.h"
+#include "trace/ring_format.h"
+
+static uint64_t load_le(const uint8_t *p, uint32_t size)
+{
+	uint64_t v = 0;
+
+	for (uint32_t i = size; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A STR field's loc, checked against the payload: end offset, or 0 if bad. */
+static uint32_t str_end(const struct trace_event_view *v, const struct trace_field_def *f,
+			uint32_t start)
+{
+	uint32_t loc = (uint32_t)load_le(v->data + f->offset, 4);
+	uint32_t off = loc & 0xffffu, len = (loc >> 16) & 0x7fffu;
+
+	if (f->size != 4 || off != start || len < 1 || len > f->max || off + len > v->bytes ||
+	    v->data[off + len - 1] != 0)
+		return 0;
+	return off + len;
+}
+
+static bool field_ok(const struct trace_event_def *d, const struct trace_field_def *f)
+{
+	if (f->offset < 4 || f->offset + (uint32_t)f->size > d->fixed)
+		return false;
+	switch (f->kind) {
+	case TRACE_FIELD_INT:
+		return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
+	case TRACE_FIELD_SYM:
+		return f->size == 8;
+	case TRACE_FIELD_CHARS:
+		return f->size >= 1;
+	case TRACE_FIELD_STR:
+		return f->size == 4 && f->max >= 1;
+	case TRACE_FIELD_ENUM:
+		return f->size == 4;
+	}
+	return false;
+}
+
+bool trace_event_parse(const struct trace_catalog *cat, const uint8_t *data, uint32_t len,
+		       struct trace_event_view *v)
+{
+	const struct trace_event_def *d;
+	uint32_t words, end, i;
+
+	v->def = 0;
+	v->data = data;
+	v->bytes = len;
+	v->id = v->ctx = 0;
+	if (len < 4)
+		return false;
+	v->id = data[0] | (uint32_t)data[1] << 8;
+	v->ctx = data[2];
+	words = data[3];
+	d = trace_catalog_get(cat ? cat : &trace_builtin_catalog, v->id);
+	if (!d || v->ctx >= 4 || d->fixed < 4 || d->fixed % 4 || words != (d->fixed - 4u) / 4u ||
+	    len < d->fixed)
+		return false;
+	end = d->fixed;
+	for (i = 0; i < d->nfields; i++) {
+		const struct trace_field_def *f = &d->fields[i];
+		if (!field_ok(d, f))
+			return false;
+		if (f->kind == TRACE_FIELD_STR && !(end = str_end(v, f, end)))
+			return false;
+	}
+	if (rb_payload_round(end) != len)
+		return false;
+	v->def = d;
+	return true;
+}
+
+uint64_t trace_field_value(const struct trace_event_view *v, const struct trace_field_def *f)
+{
+	uint32_t size = f->size > 8 ? 8 : f->size;
+	uint64_t x = load_le(v->data + f->offset, size);
+
+	if (f->kind == TRACE_FIELD_INT && f->is_signed && size < 8 && (x >> (8 * size - 1)) & 1)
+		x |= ~0ull << (8 * size);
+	return x;
+}
+
+const char *trace_field_string(const struct trace_event_view *v, const struct trace_field_def *f,
+			       uint32_t *len, bool *cut)
+{
+	const char *s = (const char *)v->data + f->offset;
+	uint32_t n = 0, loc;
+
+	*cut = false;
+	if (f->kind == TRACE_FIELD_CHARS) {
+		while (n < f->size && s[n])
+			n++;
+		*len = n;
+		return s;
+	}
+	loc = (uint32_t)load_le(v->data + f->offset, 4);
+	*cut = (loc & TRACE_STR_CUT) != 0;
+	*len = ((loc >> 16) & 0x7fffu) - 1;	/* parse checked len >= 1 */
+	return (const char *)v->data + (loc & 0xffffu);
+}
+
+/* The output so far, snprintf-style: len may pass size. */
+struct fmt_out {
+	char *buf;
+	size_t size, len;
+};
+
+static void out_add(struct fmt_out *o, const char *fmt, ...) __printf(2, 3);
+
+static void out_add(struct fmt_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = o->len < o->size ? o->size - o->len : 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = kvsnprintf(room ? o->buf + o->len : 0, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n;
+}
+
+static void out_text(struct fmt_out *o, const char *s, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		char c = s[i];
+		out_add(o, "%c", c >= 0x20 && c < 0x7f ? c : '?');
+	}
+}
+
+static void put_field(struct fmt_out *o, const struct trace_event_view *v,
+		      const struct trace_field_def *f, const struct trace_symbols *syms)
+{
+	uint64_t x, off = 0;
+	const char *s;
+	uint32_t n;
+	bool cut;
+
+	switch (f->kind) {
+	case TRACE_FIELD_INT:
+		x = trace_field_value(v, f);
+		if (f->display == TRACE_DISPLAY_HEX)
+			out_add(o, "%#llx", (unsigned long long)x);
+		else if (f->is_signed)
+			out_add(o, "%lld", (long long)x);
+		else
+			out_add(o, "%llu", (unsigned long long)x);
+		break;
+	case TRACE_FIELD_SYM:
+		x = trace_field_value(v, f);
+		s = syms && syms->lookup ? syms->lookup(syms->ctx, x, &off) : 0;
+		if (s)
+			out_add(o, "%s+%#llx", s, (unsigned long long)off);
+		else
+			out_add(o, "%#llx", (unsigned long long)x);
+		break;
+	case TRACE_FIELD_ENUM:
+		x = trace_field_value(v, f);
+		for (n = 0; n < f->nenums; n++)
+			if (f->enums[n].value == x && f->enums[n].name)
+				break;
+		if (n < f->nenums)
+			out_add(o, "%s", f->enums[n].name);
+		else
+			out_add(o, "%llu", (unsigned long long)x);
+		break;
+	case TRACE_FIELD_CHARS:
+	case TRACE_FIELD_STR:
+		s = trace_field_string(v, f, &n, &cut);
+		out_text(o, s, n);
+		if (cut)
+			out_add(o, "...");
+		break;
+	}
+}
+
+int trace_event_format(const struct trace_event_view *v, const struct trace_symbols *syms,
+		       char *buf, size_t size)
+{
+	struct fmt_out o = { buf, size, 0 };
+
+	if (size)
+		buf[0] = 0;
+	for (uint32_t i = 0; v->def && i < v->def->nfields; i++) {
+		const struct trace_field_def *f = &v->def->fields[i];
+		out_add(&o, "%s%s=", i ? " " : "", f->name);
+		put_field(&o, v, f, syms);
+	}
+	return (int)o.len;
+}
+
+int trace_field_kind_name(const struct trace_field_def *f, char *buf, size_t size)
+{
+	switch (f->kind) {
+	case TRACE_FIELD_INT:
+		if (f->display == TRACE_DISPLAY_BOOL)
+			return ksnprintf(buf, size, "bool");
+		return ksnprintf(buf, size, "%c%u",
+				 f->display == TRACE_DISPLAY_HEX ? 'x' : f->is_signed ? 's' : 'u',
+				 8u * f->size);
+	case TRACE_FIELD_SYM:
+		return ksnprintf(buf, size, "sym");
+	case TRACE_FIELD_CHARS:
+		return ksnprintf(buf, size, "char[%u]", f->size);
+	case TRACE_FIELD_STR:
+		return ksnprintf(buf, size, "str[%u]", f->max);
+	case TRACE_FIELD_ENUM:
+		return ksnprintf(buf, size, "enum");
+	}
+	return ksnprintf(buf, size, "kind%u", f->kind);
+}
