@@ -17,64 +17,32 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "qemu"))
+from qemu_shell import NoPrompt, Shell  # noqa: E402  (the QEMU tests' shell driver)
+
 OUT = ROOT / "build" / "bench"
-PROMPT = b"baretrace> "
 INTERVALS = [1, 10, 100, 1000, 10000]
 
 
-class Shell:
-    def __init__(self, icount):
-        args = [str(ROOT / "run-qemu.sh"), "--smp", "2", "--timeout", "1800",
-                "--cmdline", "run=shell"] + (["--icount"] if icount else [])
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, cwd=ROOT)
-        self.buf = b""
-        self.seen = 0
-        threading.Thread(target=self._read, daemon=True).start()
-        self.wait(180)
-
-    def _read(self):
-        while chunk := self.p.stdout.read1(4096):
-            self.buf += chunk
-
-    def wait(self, timeout):
-        end = time.time() + timeout
-        while time.time() < end:
-            i = self.buf.find(PROMPT, self.seen)
-            if i >= 0:
-                out = self.buf[self.seen:i]
-                self.seen = i + len(PROMPT)
-                return out.decode("utf-8", "replace").replace("\r", "")
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.1)
-        sys.exit(f"bench-kernel: no prompt within {timeout} s; last output:\n"
-                 + self.buf[-2000:].decode("utf-8", "replace"))
-
-    def cmd(self, line, timeout=900):
-        print(f"bench-kernel:   {line}", flush=True)
-        self.p.stdin.write(line.encode() + b"\r")
-        self.p.stdin.flush()
-        return self.wait(timeout)
-
-    def close(self):
-        self.p.stdin.write(b"poweroff\r")
-        self.p.stdin.flush()
-        self.p.wait(60)
-
-
 def run(mode):
+    """Boot at the shell, run the benchmarks, power off; their output.
+    A prompt that does not come ends make bench with the console's tail."""
     print(f"bench-kernel: booting ({mode})", flush=True)
-    sh = Shell(mode == "icount")
-    out = sh.cmd("bench all")
-    for n in INTERVALS:
-        out += sh.cmd(f"bench ring write_interval={n} duration_ms=50")
-    sh.close()
+    cmds = ["bench all"] + [f"bench ring write_interval={n} duration_ms=50" for n in INTERVALS]
+    try:
+        sh = Shell(timeout=1800, boot_timeout=180, opts=["--icount"] if mode == "icount" else [])
+        out = ""
+        for line in cmds:
+            print(f"bench-kernel:   {line}", flush=True)
+            out += sh.cmd(line, timeout=900)
+    except NoPrompt as e:
+        sys.exit(f"bench-kernel: no prompt within {e.timeout} s; last output:\n"
+                 + e.output[-2000:].decode("utf-8", "replace"))
+    sh.send(b"poweroff\r")
+    sh.close(60)
     return out
 
 

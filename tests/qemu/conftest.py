@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from qemu_shell import Shell
+
 ROOT = Path(__file__).resolve().parents[2]
 # QEMU 10 from bookworm-backports (scripts/qemu10.sh): the system's QEMU 7.2
 # has no x2APIC under TCG. Only the x2APIC tests use it.
@@ -105,76 +107,9 @@ def qemu10(qemu):
     return run
 
 
-class Shell:
-    """A kernel booted with run=shell, driven through its serial console."""
-
-    PROMPT = "baretrace> "
-
-    def __init__(self, cmdline="run=shell", smp=2, timeout=120):
-        import threading
-        args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
-                "--cmdline", cmdline]
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, cwd=ROOT)
-        self.buf = b""
-        self.lock = threading.Lock()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.seen = 0
-        self.wait_prompt(timeout=90)
-
-    def _read(self):
-        while True:
-            chunk = self.p.stdout.read1(4096)
-            if not chunk:
-                return
-            with self.lock:
-                self.buf += chunk
-
-    def text(self):
-        with self.lock:
-            return self.buf.decode("utf-8", "replace").replace("\r", "")
-
-    def wait_prompt(self, timeout=60):
-        """Wait for the next prompt after what was already consumed; return the text before it."""
-        import time
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            t = self.text()
-            i = t.find(self.PROMPT, self.seen)
-            if i >= 0:
-                out = t[self.seen:i]
-                self.seen = i + len(self.PROMPT)
-                return out
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"no prompt within {timeout}s:\n{self.text()[-3000:]}")
-
-    def send(self, data: bytes):
-        self.p.stdin.write(data)
-        self.p.stdin.flush()
-
-    def cmd(self, line, timeout=60):
-        """Type a line and Enter; return the reply (the echo line removed)."""
-        self.send(line.encode() + b"\r")
-        out = self.wait_prompt(timeout)
-        return out.split("\n", 1)[1] if "\n" in out else ""
-
-    def close(self, timeout=30):
-        try:
-            self.p.stdin.close()
-        except OSError:
-            pass
-        try:
-            return self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            return self.p.wait()
-
-
 @pytest.fixture
 def shell():
+    """shell(...) boots a qemu_shell.Shell; any still running when the test ends is killed."""
     sessions = []
 
     def start(*a, **kw):

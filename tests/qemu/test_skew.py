@@ -32,25 +32,13 @@ from collections import defaultdict
 
 import pytest
 
+from helpers import per_cpu_fields, smp_lines, smp_warnings, within_20us
+
 EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
                    r"(\w+): (.*)$")
 PREFIXED = re.compile(r"^\[\s*(\d+)\.(\d{6})\] (.*)$")
 KTESTS = ("cross_cpu_order,ap_console_clock,tsc_sites_intact,skew_bound_is_20us,"
           "smp_call_reaches_every_cpu,nmi_ipi_reaches_every_cpu")
-SKEW_UNCERT_MAX_NS = 20000
-
-
-def per_cpu_fields(r, pattern):
-    """{cpu: {field: int}} from the lines matching pattern (each has cpu=)."""
-    out = {}
-    for l in r.all(pattern):
-        f = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)", l)}
-        out[f["cpu"]] = f
-    return out
-
-
-def smp_lines(r):
-    return per_cpu_fields(r, r"^smp: cpu=\d+ apic_id=")
 
 
 def summary(r):
@@ -58,11 +46,6 @@ def summary(r):
     keep = re.compile(r"^(smp:|clock:|tsc: (freq_hz|inject)|ktest:|PANIC|cmdline:|run:)")
     return " | ".join([l for l in r.lines if l.startswith("not ok")] +
                       [l for l in r.lines if keep.match(l)])
-
-
-def within_20us(uncert, hz):
-    """The kernel's threshold, from its definition: uncert / hz <= 20 us."""
-    return uncert * 10**9 <= SKEW_UNCERT_MAX_NS * hz
 
 
 def check_console_clock(r, n):
@@ -174,7 +157,7 @@ def check_skew(r, n, skew, strict):
     """strict (icount): every CPU trusted. Plain TCG on a loaded host can
     keep two vCPU threads from running together for the whole ping-pong;
     such an AP is untrusted for a bound its own line shows to exceed 20 us
-    (as in test_smp.py), and nothing else excuses it."""
+    (as in helpers.check_all_up), and nothing else excuses it."""
     assert r.rc == 0, summary(r)
     assert r.has(rf"^tsc: inject\.tsc_skew={skew}: \d+ TSC reads rewritten; "), summary(r)
     online = r.fields(r"^smp: online=")
@@ -182,9 +165,7 @@ def check_skew(r, n, skew, strict):
     hz = int(r.fields(r"^tsc: freq_hz=")["freq_hz"])
     cpus = smp_lines(r)
     assert sorted(cpus) == list(range(n))
-    warned = defaultdict(list)
-    for c, why in re.findall(r"^smp: cpu=(\d+) WARNING: (.*)$", "\n".join(r.lines), re.M):
-        warned[int(c)].append(why)
+    warned = smp_warnings(r)
     assert cpus[0]["tsc_skew_cycles"] == 0
     for cpu in range(1, n):
         c = cpus[cpu]

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from test_smp import check_all_up, smp_lines
+from helpers import check_all_up, smp_lines
 
 CPU = "max,+x2apic"
 SMP_KTESTS = ("lapic_mode_every_cpu,smp_call_reaches_every_cpu,nmi_ipi_reaches_every_cpu,"
