@@ -30,7 +30,7 @@ enum {
 };
 
 static const char usage[] =
-	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--quiet]\n"
+	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--events] [--quiet]\n"
 	"                        [--last N] [--cpu N] [--dump K] [last=N] [cpu=N]\n"
 	"\n"
 	"Find the binary trace dump (frames written by the kernel's `dump` command)\n"
@@ -44,6 +44,10 @@ static const char usage[] =
 	"\n"
 	"  --text FILE  write the text to FILE instead of stdout\n"
 	"  --ctf DIR    also write a CTF trace into DIR (created if missing)\n"
+	"  --events     list the events the capture describes instead of the text\n"
+	"               (one per line: <system>:<name> id=<n> fields=<name>:<kind>,...;\n"
+	"               kinds u8..u64, s8..s64, x8..x64 (hex), bool, sym, char[N],\n"
+	"               str[N], enum); text still goes to FILE with --text FILE\n"
 	"  --quiet      no text on stdout (unless --text) and no summary; damage\n"
 	"               is still reported on stderr\n"
 	"  --last N     text: only the N most recent events (merged order)\n"
@@ -74,6 +78,7 @@ struct args {
 	const char *text;	/* --text FILE, or NULL */
 	const char *ctf;	/* --ctf DIR, or NULL */
 	bool quiet;		/* --quiet */
+	bool events;		/* --events */
 	struct trace_text_opts sel; /* --last N, --cpu N */
 	int32_t dump;		/* --dump K - 1, or -1 for the last */
 };
@@ -112,6 +117,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
 			fputs(usage, stdout);
 			exit(EXIT_OK);
+		} else if (!strcmp(o, "--events")) {
+			a->events = true;
 		} else if (!strcmp(o, "--quiet")) {
 			a->quiet = true;
 		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf")) {
@@ -217,6 +224,7 @@ static int write_text(const struct args *a, const struct dump_result *r)
 		rc = -1;
 	} else {
 		dump_text_cpus(r, tc);
+		o.catalog = dump_catalog(r);
 		if (trace_text_write(tc, r->nr_cpus, &o, scratch,
 				     trace_text_scratch_size(r->nr_cpus), &sink, NULL))
 			rc = -1;
@@ -228,6 +236,31 @@ static int write_text(const struct args *a, const struct dump_result *r)
 	free(tc);
 	free(scratch);
 	return rc;
+}
+
+/* --events: the capture's descriptions (else the built-in ones), by id. */
+static int list_events(const struct dump_result *r)
+{
+	const struct trace_catalog *cat = dump_catalog(r);
+	char kind[32];
+
+	for (uint32_t id = 1; id < cat->nr_ids; id++) {
+		const struct trace_event_def *d = trace_catalog_get(cat, id);
+
+		if (!d)
+			continue;
+		printf("%s:%s id=%u fields=", d->system, d->name, d->id);
+		for (uint32_t i = 0; i < d->nfields; i++) {
+			trace_field_kind_name(&d->fields[i], kind, sizeof(kind));
+			printf("%s%s:%s", i ? "," : "", d->fields[i].name, kind);
+		}
+		printf("\n");
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "baretrace-decode: stdout: write error\n");
+		return -1;
+	}
+	return 0;
 }
 
 /* One stderr line per CPU whose clock could not be used as sent. */
@@ -300,7 +333,9 @@ int main(int argc, char **argv)
 	report_clocks(&r);
 	status = rc != DUMP_READ_OK ? EXIT_DAMAGED : r.bad_clocks ? EXIT_CLOCK : EXIT_OK;
 
-	if ((a.text || !a.quiet) && write_text(&a, &r))
+	if (a.events && list_events(&r))
+		status = EXIT_USAGE;
+	if ((a.text || (!a.quiet && !a.events)) && write_text(&a, &r))
 		status = EXIT_USAGE;
 	if (a.ctf && ctf_write(a.ctf, &r, stderr))
 		status = EXIT_USAGE;

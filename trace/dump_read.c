@@ -80,6 +80,17 @@ struct proc {
 	struct page_ref *refs;		/* fill pass: pages in frame order */
 	uint8_t *copies;		/* fill pass: where copies go */
 
+	/* event descriptions (EVENTS frames) */
+	uint32_t nr_descs;		/* accepted so far */
+	size_t desc_bytes;		/* arena they take (measured, then reused) */
+	uint32_t max_id;		/* highest id described + 1 */
+	uint32_t max_descs;		/* filling pass: room measured */
+	size_t max_desc_bytes;
+	uint8_t *desc_mem;		/* fill pass: where they go */
+	size_t desc_used;
+	const struct trace_event_def **by_id; /* fill pass: max_id entries */
+	struct trace_catalog catalog;	/* fill pass: by_id and its size */
+
 	/* deferred reports */
 	bool bad_pending;		/* a bad frame waits for its extent */
 	struct dump_item bad;		/* that frame */
@@ -112,6 +123,7 @@ const char *dump_frame_name(uint32_t type)
 	static const char *const names[] = {
 		[DUMP_FRAME_BEGIN] = "BEGIN", [DUMP_FRAME_CLOCK] = "CLOCK",
 		[DUMP_FRAME_PAGE] = "PAGE", [DUMP_FRAME_STATS] = "STATS",
+		[DUMP_FRAME_EVENTS] = "EVENTS",
 		[DUMP_FRAME_END] = "END",
 	};
 
@@ -408,6 +420,213 @@ static void do_end(struct proc *P, const struct dump_item *it)
 	r->complete = true;
 }
 
+/* ---- EVENTS frames: descriptions ---- */
+
+/* A reading cursor over one frame's payload; any overrun sets bad. */
+struct ev_dec {
+	const uint8_t *p;
+	uint32_t len, at;
+	bool bad;
+	const char *why;		/* the first rule broken */
+};
+
+static const uint8_t *dec_take(struct ev_dec *d, uint32_t n)
+{
+	const uint8_t *q = d->p + d->at;
+
+	if (d->bad || n > d->len - d->at) {
+		if (!d->bad)
+			d->why = "the description ends early";
+		d->bad = true;
+		return 0;
+	}
+	d->at += n;
+	return q;
+}
+
+static uint32_t dec_u8(struct ev_dec *d) { const uint8_t *q = dec_take(d, 1); return q ? q[0] : 0; }
+static uint32_t dec_u16(struct ev_dec *d)
+{
+	const uint8_t *q = dec_take(d, 2);
+
+	return q ? (uint32_t)q[0] | (uint32_t)q[1] << 8 : 0;
+}
+static uint64_t dec_u64(struct ev_dec *d)
+{
+	const uint8_t *q = dec_take(d, 8);
+	uint64_t v = 0;
+
+	for (int i = 7; q && i >= 0; i--)
+		v = v << 8 | q[i];
+	return v;
+}
+
+static void dec_fail(struct ev_dec *d, const char *why)
+{
+	if (!d->bad)
+		d->why = why;
+	d->bad = true;
+}
+
+/* Arena for descriptions: counted in the measuring pass, filled in the second. */
+static void *desc_take(struct proc *P, size_t n)
+{
+	size_t at = (P->desc_used + 7u) & ~(size_t)7u;
+
+	P->desc_used = at + n;
+	if (!P->fill || P->desc_used > P->max_desc_bytes)
+		return 0;
+	return P->desc_mem + at;
+}
+
+static bool ident_ok(const uint8_t *s, uint32_t n)
+{
+	if (n < 1 || n > DUMP_NAME_MAX || !((s[0] >= 'a' && s[0] <= 'z') ||
+					     (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+		return false;
+	for (uint32_t i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static bool text_ok(const uint8_t *s, uint32_t n, uint32_t max)
+{
+	if (n > max)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+/* A string: checked, copied NUL-terminated into the arena (fill pass). */
+static const char *dec_str(struct proc *P, struct ev_dec *d, bool ident, uint32_t max,
+			   const char *what)
+{
+	uint32_t n = dec_u16(d);
+	const uint8_t *s = dec_take(d, n);
+	char *c;
+
+	if (!s)
+		return 0;
+	if (ident ? !ident_ok(s, n) : !text_ok(s, n, max)) {
+		dec_fail(d, what);
+		return 0;
+	}
+	c = desc_take(P, n + 1u);
+	if (c) {
+		__builtin_memcpy(c, s, n);
+		c[n] = 0;
+	}
+	return c ? c : "";
+}
+
+/* A field's shape, as <trace/event_fmt.h>'s parser will rely on it. */
+static const char *field_rule(const struct trace_field_def *f, uint32_t fixed)
+{
+	if (f->offset < 4 || f->offset + (uint32_t)f->size > fixed)
+		return "a field lies outside the fixed part";
+	switch (f->kind) {
+	case TRACE_FIELD_INT:
+		if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
+			return "an integer field is not 1, 2, 4 or 8 bytes";
+		return f->display > TRACE_DISPLAY_BOOL ? "an unknown display" : 0;
+	case TRACE_FIELD_SYM:
+		return f->size == 8 ? 0 : "a code address field is not 8 bytes";
+	case TRACE_FIELD_CHARS:
+		return f->size >= 1 ? 0 : "a char array of 0 bytes";
+	case TRACE_FIELD_STR:
+		return f->size == 4 && f->max >= 1 && f->max <= TRACE_STR_MAX ? 0 :
+		       "a string field's slot or bound is wrong";
+	case TRACE_FIELD_ENUM:
+		return f->size == 4 ? 0 : "an enum field is not 4 bytes";
+	}
+	return "an unknown field kind";
+}
+
+static void do_events(struct proc *P, const struct dump_item *it)
+{
+	struct ev_dec d = { it->payload, it->h.len, 0, false, 0 };
+	struct trace_event_def *e = desc_take(P, sizeof(*e));
+	struct trace_field_def *fs;
+	uint32_t id, fixed, nf;
+	id = dec_u16(&d);
+	fixed = dec_u16(&d);
+	nf = dec_u8(&d);
+	dec_u8(&d);
+	if (id == 0 || id == 0xffffu)
+		dec_fail(&d, "id 0 or 65535");
+	if (fixed < 4 || fixed % 4 || fixed > TRACE_EVENT_PAYLOAD_MAX)
+		dec_fail(&d, "the fixed part's size is not a multiple of 4 in 4..1024");
+	if (nf > TRACE_EVENT_FIELDS_MAX)
+		dec_fail(&d, "more than 8 fields");
+	fs = desc_take(P, sizeof(*fs) * (nf ? nf : 1));
+	if (e) {
+		e->id = (uint16_t)id;
+		e->fixed = (uint16_t)fixed;
+		e->nfields = (uint8_t)nf;
+		e->fields = fs;
+	}
+	{
+		const char *sys = dec_str(P, &d, true, 0, "a system name is not an identifier");
+		const char *name = dec_str(P, &d, true, 0, "an event name is not an identifier");
+		const char *fmt = dec_str(P, &d, false, DUMP_FMT_MAX, "the print format is not plain text");
+		if (e) {
+			e->system = sys;
+			e->name = name;
+			e->fmt = fmt;
+		}
+	}
+	for (uint32_t i = 0; i < nf && !d.bad; i++) {
+		struct trace_field_def f = { 0 };
+		struct trace_enum_entry *en;
+		const char *rule;
+
+		f.name = dec_str(P, &d, true, 0, "a field name is not an identifier");
+		f.kind = (uint8_t)dec_u8(&d);
+		f.display = (uint8_t)dec_u8(&d);
+		f.is_signed = (uint8_t)(dec_u8(&d) != 0);
+		dec_u8(&d);
+		f.offset = (uint16_t)dec_u16(&d);
+		f.size = (uint16_t)dec_u16(&d);
+		f.max = (uint16_t)dec_u16(&d);
+		f.nenums = (uint16_t)dec_u16(&d);
+		if (!d.bad && (rule = field_rule(&f, fixed)))
+			dec_fail(&d, rule);
+		if (f.kind != TRACE_FIELD_ENUM && f.nenums)
+			dec_fail(&d, "enum entries on a field that is no enum");
+		en = desc_take(P, sizeof(*en) * (f.nenums ? f.nenums : 1));
+		for (uint32_t k = 0; k < f.nenums && !d.bad; k++) {
+			uint64_t v = dec_u64(&d);
+			const char *n = dec_str(P, &d, false, DUMP_NAME_MAX,
+						"an enum name is not plain text");
+			if (en) {
+				en[k].value = v;
+				en[k].name = n;
+			}
+		}
+		f.enums = en;
+		if (fs)
+			fs[i] = f;
+	}
+	if (!d.bad && d.at != d.len)
+		dec_fail(&d, "bytes follow the description");
+	if (!d.bad && P->fill && P->by_id && id < P->catalog.nr_ids && P->by_id[id])
+		dec_fail(&d, "its id is described twice");
+	if (d.bad) {
+		report(P, "EVENTS frame seq %u at byte offset %llu: %s; that event is not "
+		       "described", it->h.seq, ull(it->off), d.why);
+		return;
+	}
+	P->nr_descs++;
+	if (id + 1 > P->max_id)
+		P->max_id = id + 1;
+	if (P->fill && P->by_id && id < P->catalog.nr_ids)
+		P->by_id[id] = e;
+}
+
 static void do_frame(struct proc *P, const struct dump_item *it)
 {
 	struct dump_result *r = P->r;
@@ -449,6 +668,9 @@ static void do_frame(struct proc *P, const struct dump_item *it)
 		break;
 	case DUMP_FRAME_END:
 		do_end(P, it);
+		break;
+	case DUMP_FRAME_EVENTS:
+		do_events(P, it);
 		break;
 	default:
 		report(P, "frame seq %u at byte offset %llu: unknown type %u; ignored", seq,
@@ -650,14 +872,18 @@ static void finish(struct proc *P)
 
 /*
  * Arena layout, in the order the filling pass takes it: CPUs, page refs,
- * page copies (both counted by the measuring pass), then finish()'s
+ * page copies (both counted by the measuring pass), the event catalog
+ * (its struct, by_id, the descriptions: measured too), then finish()'s
  * counters and per-CPU arrays.  Every piece but the counters is a
  * multiple of 8 bytes, so alignment adds nothing between them.
  */
-static size_t layout(uint32_t nr_cpus, uint32_t nr_refs, size_t copy_bytes)
+static size_t layout(uint32_t nr_cpus, uint32_t nr_refs, size_t copy_bytes,
+		     uint32_t max_id, size_t desc_bytes)
 {
 	return sizeof(struct dump_cpu) * (size_t)nr_cpus +
 	       sizeof(struct page_ref) * (size_t)nr_refs + copy_bytes +
+	       ((sizeof(struct trace_catalog) + 7u) & ~(size_t)7u) +
+	       sizeof(void *) * (size_t)max_id + ((desc_bytes + 7u) & ~(size_t)7u) +
 	       ((sizeof(uint32_t) * (size_t)nr_cpus + 7u) & ~(size_t)7u) +
 	       (sizeof(void *) + sizeof(uint64_t) + sizeof(struct dump_page_info)) *
 		       (size_t)nr_refs;
@@ -689,8 +915,9 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 {
 	struct dump_segmenter g = { .which = opts->which };
 	struct proc P;
-	uint32_t nr_cpus, page_size, nr_refs, i;
-	size_t need, copy_bytes;
+	uint32_t nr_cpus, page_size, nr_refs, i, max_id;
+	size_t need, copy_bytes, desc_bytes;
+	struct trace_catalog *cat;
 
 	__builtin_memset(out, 0, sizeof(*out));
 	dump_segment(capture, len, &g);
@@ -712,7 +939,9 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 		page_size *= 2;
 	nr_refs = P.nr_refs;
 	copy_bytes = P.copy_bytes;
-	need = layout(nr_cpus, nr_refs, copy_bytes);
+	max_id = P.max_id;
+	desc_bytes = P.desc_used;
+	need = layout(nr_cpus, nr_refs, copy_bytes, max_id, desc_bytes);
 	__builtin_memset(out, 0, sizeof(*out));
 	out->nr_dumps = g.nr_dumps;
 	out->arena_needed = need;
@@ -739,7 +968,17 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 		out->cpus[i].cpu = i;
 	P.refs = arena_take(&P, sizeof(struct page_ref) * (size_t)nr_refs);
 	P.copies = arena_take(&P, copy_bytes);
+	cat = arena_take(&P, sizeof(*cat));
+	P.by_id = arena_take(&P, sizeof(void *) * (size_t)max_id);
+	__builtin_memset(P.by_id, 0, sizeof(void *) * (size_t)max_id);
+	P.catalog = (struct trace_catalog){ P.by_id, max_id };
+	P.desc_mem = arena_take(&P, desc_bytes);
+	P.max_desc_bytes = desc_bytes;
 	walk(&P, g.sel_start, g.sel_end);
+	if (P.nr_descs) {	/* the capture describes its events: only those */
+		*cat = P.catalog;
+		out->catalog = cat;
+	}
 	finish(&P);
 	if (g.pending && out->index == g.nr_dumps - 1) {
 		/* Bad frames after the last dump: a later one, cut or damaged. */

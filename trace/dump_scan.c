@@ -37,6 +37,8 @@ static bool header_plausible(const struct dump_frame_header *h)
 		return h->len == sizeof(struct dump_stats);
 	case DUMP_FRAME_END:
 		return h->len == sizeof(struct dump_end);
+	case DUMP_FRAME_EVENTS:		/* the smallest: no field, empty strings */
+		return h->len >= 12 && h->len <= DUMP_EVENTS_MAX_PAYLOAD;
 	default:
 		return false;
 	}

@@ -54,6 +54,95 @@ void dump_write_begin(struct dump_writer *w, const struct trace_sink *sink,
 	dump_emit(w, DUMP_FRAME_BEGIN, &b, sizeof(b), 0, 0);
 }
 
+/*
+ * An EVENTS frame is serialised twice by the same code: once to count its
+ * bytes (the header needs the length first), once to send them with the
+ * CRC taken on the way, so no buffer holds it.
+ */
+struct ev_enc {
+	struct dump_writer *w;
+	bool send;		/* second pass: to the sink */
+	uint32_t len;		/* bytes so far */
+	uint32_t crc;		/* running CRC (second pass) */
+};
+
+static void enc_put(struct ev_enc *e, const void *p, uint32_t n)
+{
+	e->len += n;
+	if (e->send) {
+		e->crc = crc32_update(e->crc, p, n);
+		trace_sink_put(&e->w->sink, p, n);
+	}
+}
+
+static void enc_u8(struct ev_enc *e, uint32_t v) { uint8_t b = (uint8_t)v; enc_put(e, &b, 1); }
+static void enc_u16(struct ev_enc *e, uint32_t v) { uint16_t b = (uint16_t)v; enc_put(e, &b, 2); }
+static void enc_u64(struct ev_enc *e, uint64_t v) { enc_put(e, &v, 8); }
+
+static void enc_str(struct ev_enc *e, const char *s)
+{
+	uint32_t n = 0;
+
+	while (s && s[n] && n < 0xffffu)
+		n++;
+	enc_u16(e, n);
+	enc_put(e, s, n);
+}
+
+static void enc_event(struct ev_enc *e, const struct trace_event_def *d)
+{
+	enc_u16(e, d->id);
+	enc_u16(e, d->fixed);
+	enc_u8(e, d->nfields);
+	enc_u8(e, 0);
+	enc_str(e, d->system);
+	enc_str(e, d->name);
+	enc_str(e, d->fmt);
+	for (uint32_t i = 0; i < d->nfields; i++) {
+		const struct trace_field_def *f = &d->fields[i];
+		enc_str(e, f->name);
+		enc_u8(e, f->kind);
+		enc_u8(e, f->display);
+		enc_u8(e, f->is_signed);
+		enc_u8(e, 0);
+		enc_u16(e, f->offset);
+		enc_u16(e, f->size);
+		enc_u16(e, f->max);
+		enc_u16(e, f->nenums);
+		for (uint32_t k = 0; k < f->nenums; k++) {
+			enc_u64(e, f->enums[k].value);
+			enc_str(e, f->enums[k].name);
+		}
+	}
+}
+
+void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat)
+{
+	for (uint32_t id = 1; id < cat->nr_ids; id++) {
+		const struct trace_event_def *d = trace_catalog_get(cat, id);
+		struct ev_enc e = { w, false, 0, 0 };
+		struct dump_frame_header h = {
+			.magic = { DUMP_MAGIC0, DUMP_MAGIC1, DUMP_MAGIC2, DUMP_MAGIC3 },
+			.type = DUMP_FRAME_EVENTS,
+			.version = DUMP_VERSION,
+			.dump_id = w->dump_id,
+			.seq = w->seq,
+		};
+
+		if (!d)
+			continue;
+		enc_event(&e, d);		/* counting pass */
+		h.len = e.len;
+		e = (struct ev_enc){ w, true, 0, crc32_update(CRC32_INIT, &h, sizeof(h)) };
+		trace_sink_put(&w->sink, &h, sizeof(h));
+		enc_event(&e, d);
+		e.crc = crc32_final(e.crc);
+		trace_sink_put(&w->sink, &e.crc, sizeof(e.crc));
+		w->chain = crc32_update(w->chain, &e.crc, sizeof(e.crc));
+		w->seq++;
+	}
+}
+
 void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock)
 {
 	dump_emit(w, DUMP_FRAME_CLOCK, clock, sizeof(*clock), 0, 0);

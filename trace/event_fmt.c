@@ -151,7 +151,7 @@ static void put_field(struct fmt_out *o, const struct trace_event_view *v,
 	case TRACE_FIELD_INT:
 		x = trace_field_value(v, f);
 		if (f->display == TRACE_DISPLAY_HEX)
-			out_add(o, "%#llx", (unsigned long long)x);
+			out_add(o, "0x%llx", (unsigned long long)x);
 		else if (f->is_signed)
 			out_add(o, "%lld", (long long)x);
 		else
@@ -161,9 +161,9 @@ static void put_field(struct fmt_out *o, const struct trace_event_view *v,
 		x = trace_field_value(v, f);
 		s = syms && syms->lookup ? syms->lookup(syms->ctx, x, &off) : 0;
 		if (s)
-			out_add(o, "%s+%#llx", s, (unsigned long long)off);
+			out_add(o, "%s+0x%llx", s, (unsigned long long)off);
 		else
-			out_add(o, "%#llx", (unsigned long long)x);
+			out_add(o, "0x%llx", (unsigned long long)x);
 		break;
 	case TRACE_FIELD_ENUM:
 		x = trace_field_value(v, f);

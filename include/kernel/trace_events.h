@@ -80,29 +80,31 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_ROOM_ENUM(n, x)
 
 #define TE_ASSIGN(kind, t, n, x, conv)	TE_ASSIGN_##kind(n, x)
-#define TE_ASSIGN_INT(n, x)		e->n = n;
-#define TE_ASSIGN_SYM(n, x)		e->n = (uint64_t)(uintptr_t)n;
-#define TE_ASSIGN_CHARS(n, x)		trace_put_chars(e->n, n, (x));
-#define TE_ASSIGN_STR(n, x)		e->n = trace_put_str((uint8_t *)e, &te_at, n, te_len_##n, (x));
-#define TE_ASSIGN_ENUM(n, x)		e->n = n;
+#define TE_ASSIGN_INT(n, x)		te_rec->n = n;
+#define TE_ASSIGN_SYM(n, x)		te_rec->n = (uint64_t)(uintptr_t)n;
+#define TE_ASSIGN_CHARS(n, x)		trace_put_chars(te_rec->n, n, (x));
+#define TE_ASSIGN_STR(n, x)		te_rec->n = trace_put_str((uint8_t *)te_rec, &te_at, n, te_len_##n, (x));
+#define TE_ASSIGN_ENUM(n, x)		te_rec->n = n;
 
+/* Locals are te_*: field names are the parameters' and must not collide. */
 #define TRACE_EVENT(sys, name, ...)						\
 	static __always_inline int trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__))	\
 	{									\
-		struct rb_cpu_buffer *cb = this_cpu_rb();			\
-		struct trace_ev_##name *e;					\
+		struct rb_cpu_buffer *te_cb = this_cpu_rb();			\
+		struct trace_ev_##name *te_rec;					\
 		TE_EACH(TE_STRLEN, __VA_ARGS__)					\
-		uint32_t te_at = sizeof(*e);					\
-		int err = ring_buffer_reserve(cb, sizeof(*e) TE_EACH(TE_ROOM, __VA_ARGS__), \
-					      (void **)&e);			\
+		uint32_t te_at = sizeof(*te_rec);				\
+		int te_err = ring_buffer_reserve(te_cb, sizeof(*te_rec)		\
+						 TE_EACH(TE_ROOM, __VA_ARGS__),	\
+						 (void **)&te_rec);		\
 										\
 		(void)te_at;							\
-		if (likely(!err)) {						\
-			e->hdr = trace_ent_word(TEV_##name, TRACE_ENT_WORDS(name)); \
+		if (likely(!te_err)) {						\
+			te_rec->hdr = trace_ent_word(TEV_##name, TRACE_ENT_WORDS(name)); \
 			TE_EACH(TE_ASSIGN, __VA_ARGS__)				\
-			ring_buffer_commit(cb);					\
+			ring_buffer_commit(te_cb);				\
 		}								\
-		return err;							\
+		return te_err;							\
 	}
 #include "trace/event_list.h"
 

@@ -62,12 +62,13 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define DUMP_VERSION		1u	/* of the frame layout and payloads below */
 
 /*
- * Version of the event set of <trace/events.h> (ids, field counts and
- * meanings).  Bump it with every change there; the assertion below fails
- * when an event is added, as a reminder.
+ * Version of the event payload header (<trace/events.h>: id, ctx, words).
+ * What each id means travels in the dump itself, one EVENTS frame per
+ * event, so adding or changing events needs no version.  A dump without
+ * EVENTS frames (from an older kernel) is read with the decoder's
+ * built-in list, whose first nine events are the ones those kernels had.
  */
 #define DUMP_EVENTS_VERSION	1u
-_Static_assert(TEV_MAX == 9, "event_list.h changed: bump DUMP_EVENTS_VERSION, then this");
 
 #define DUMP_MAX_CPUS		4096u	/* CPU ids a dump may describe */
 #define DUMP_HEADER_SIZE	16u
@@ -80,7 +81,27 @@ enum dump_frame_type {
 	DUMP_FRAME_PAGE = 3,	/* struct dump_page_info + page bytes */
 	DUMP_FRAME_STATS = 4,	/* struct dump_stats, one per CPU */
 	DUMP_FRAME_END = 5,	/* struct dump_end */
+	DUMP_FRAME_EVENTS = 6,	/* one event's description, below */
 };
+
+/*
+ * EVENTS frame: the description of one event (struct trace_event_def),
+ * byte-packed, little-endian, strings as u16 length + bytes (no NUL):
+ *
+ *	u16 id, u16 fixed, u8 nfields, u8 0
+ *	str system, str name, str fmt
+ *	per field:  str name, u8 kind, u8 display, u8 is_signed, u8 0,
+ *	            u16 offset, u16 size, u16 max, u16 nenums,
+ *	            per enum entry: u64 value, str name
+ *
+ * Sent after BEGIN and before any PAGE, one frame per event the kernel
+ * has.  Names are C identifiers of at most DUMP_NAME_MAX bytes; a reader
+ * refuses a description that breaks a rule of <trace/event_fmt.h>'s
+ * parser (and reports it) rather than read pages with it.
+ */
+#define DUMP_NAME_MAX		63u
+#define DUMP_FMT_MAX		512u
+#define DUMP_EVENTS_MAX_PAYLOAD	65536u	/* far above any real description */
 
 struct dump_frame_header {
 	uint8_t magic[4];	/* DUMP_MAGIC0 .. DUMP_MAGIC3 */

@@ -8,6 +8,7 @@
  *
  *   struct dump_writer w;
  *   dump_write_begin(&w, &sink, id, &begin);      seq 0
+ *   dump_write_events(&w, &trace_builtin_catalog); one per event
  *   dump_write_clock(&w, &clock);                 one per CPU id
  *   dump_write_page(&w, cpu, page, size, ov, dr); each page, any order of CPUs
  *   dump_write_stats(&w, &stats);                 one per CPU id, after its pages
@@ -37,6 +38,9 @@ struct dump_writer {
  */
 void dump_write_begin(struct dump_writer *w, const struct trace_sink *sink,
 		      uint16_t dump_id, const struct dump_begin *begin);
+
+/* The description of every event cat has (one EVENTS frame each), before any page. */
+void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat);
 
 /* One CPU's clock (CLOCK frame). */
 void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock);

@@ -41,6 +41,7 @@
  *	    a NUL (ftrace's __data_loc, plus the cut bit)
  *	+fixed  the strings' bytes, in field order
  *
+ * Field names must not begin with te_ (the writer's locals).
  * Misuse is a compile error: more than TRACE_EVENT_FIELDS_MAX fields, an
  * event or field name used twice (duplicate enumerator or member), a
  * string bound above TRACE_STR_MAX or a record that could not fit a
@@ -68,10 +69,10 @@
 #define F_U16(n)	(INT, uint16_t, n, DEC, "%u")
 #define F_U32(n)	(INT, uint32_t, n, DEC, "%u")
 #define F_U64(n)	(INT, uint64_t, n, DEC, "%llu")
-#define F_X8(n)		(INT, uint8_t, n, HEX, "%#x")
-#define F_X16(n)	(INT, uint16_t, n, HEX, "%#x")
-#define F_X32(n)	(INT, uint32_t, n, HEX, "%#x")
-#define F_X64(n)	(INT, uint64_t, n, HEX, "%#llx")
+#define F_X8(n)		(INT, uint8_t, n, HEX, "0x%x")
+#define F_X16(n)	(INT, uint16_t, n, HEX, "0x%x")
+#define F_X32(n)	(INT, uint32_t, n, HEX, "0x%x")
+#define F_X64(n)	(INT, uint64_t, n, HEX, "0x%llx")
 #define F_S8(n)		(INT, int8_t, n, DEC, "%d")
 #define F_S16(n)	(INT, int16_t, n, DEC, "%d")
 #define F_S32(n)	(INT, int32_t, n, DEC, "%d")

@@ -206,6 +206,7 @@ bool dump_bin(uint32_t cpu)
 		return false;
 	flags = console_hold();
 	dump_write_begin(&w, &sink, dump_id, &begin);
+	dump_write_events(&w, &trace_builtin_catalog);
 	for (unsigned c = 0; c < cpu_count; c++)
 		dump_write_clock(&w, &snap[c].clock);
 	for (unsigned c = 0; c < cpu_count; c++) {

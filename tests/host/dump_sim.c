@@ -23,6 +23,7 @@
 #include "dump_sim.h"
 #include <trace/dump_rb.h>
 
+
 static void die(const char *why)
 {
 	fprintf(stderr, "dump_sim: %s\n", why);
@@ -104,6 +105,40 @@ static void drain(struct sim *s, struct sim_cpu *c)
 		die("ring_buffer_read_page failed");
 }
 
+#ifdef TRACE_EVENT_LIST_EXTRA
+/*
+ * The kernel's generated writers, on the simulated CPU's ring: what a
+ * kernel built with the extra events records (mkcapture-extra only).
+ */
+static struct rb_cpu_buffer *sim_cb;
+#define this_cpu_rb()	sim_cb
+static inline uint32_t trace_ent_word(uint16_t id, unsigned words)
+{
+	return trace_ent_pack(id, trace_ent_ctx(host_trace_level), words);
+}
+#include "kernel/trace_events.h"
+
+static const char *const sim_paths[] = {
+	"/", "/boot/grub", "/a/path/much/longer/than/sixteen", "", "tab\there",
+};
+
+/* One of the extra events, values from the run's random sequence. */
+static void write_extra(struct sim *s, struct rb_cpu_buffer *cb, uint32_t serial)
+{
+	uint32_t r = rnd(s);
+
+	sim_cb = cb;
+	if (r & 1)
+		(void)trace_ints((uint8_t)serial, (int8_t)(r >> 8), (uint16_t)(r >> 4),
+				 (int16_t)(r >> 12), r, (int32_t)(r * 2654435761u),
+				 (uint64_t)r << 33 | serial, -(int64_t)((uint64_t)r << 31) - 1);
+	else
+		(void)trace_mixed((r >> 1) & 1, (uint64_t)r << 20, (const void *)(uintptr_t)(0x200000 + r % 4096),
+				  (r >> 2) % 9, (r >> 5) & 1 ? "tagged" : "t6789abc",
+				  sim_paths[serial % 5], sim_paths[(serial + 2) % 5], (uint8_t)r);
+}
+#endif
+
 /* One event on CPU ci at the current time. */
 static void write_event(struct sim *s, uint32_t ci, uint32_t serial)
 {
@@ -113,6 +148,17 @@ static void write_event(struct sim *s, uint32_t ci, uint32_t serial)
 	uint32_t kind = rnd(s) % (s->cfg.odd_events ? 10 : 8), len, i;
 
 	h.ctx = (uint8_t)(rnd(s) % 4);
+#ifdef TRACE_EVENT_LIST_EXTRA
+	if (s->cfg.extra_events && kind < 4) {	/* typed events, through the writers */
+		host_trace_level = h.ctx;
+		host_fake_now = cycles_at(c, s->now_ns);
+		host_fake_step = 0;
+		c->attempts++;
+		write_extra(s, c->cb, serial);
+		host_trace_level = 0;
+		return;
+	}
+#endif
 	if (kind < 8) {
 		h.id = (uint16_t)(TEV_lapic_tick + kind);
 		h.words = (uint8_t)((trace_catalog_get(&trace_builtin_catalog, h.id)->fixed - 4) / 4);
@@ -284,6 +330,8 @@ void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 	uint32_t ci, i;
 
 	dump_write_begin(&w, &sink, dump_id, &b);
+	if (!s->cfg.no_events)
+		dump_write_events(&w, s->cfg.catalog ? s->cfg.catalog : &trace_builtin_catalog);
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
 		dump_write_clock(&w, &s->cpu[ci].clock);
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {

@@ -37,6 +37,9 @@ struct sim_cfg {
 	uint32_t nr_pages;	/* ring pages per CPU */
 	uint32_t drain_every;	/* take pages every this many writes (0: only at the end) */
 	bool odd_events;	/* also write unknown ids and malformed payloads */
+	const struct trace_catalog *catalog; /* EVENTS frames sent; NULL: the built-in */
+	bool no_events;		/* send no EVENTS frame (an older kernel's dump) */
+	bool extra_events;	/* write the extra events too (mkcapture-extra) */
 };
 
 struct sim_cpu {

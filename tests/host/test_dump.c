@@ -492,6 +492,30 @@ static void test_two_dumps(void **state)
 	sim_free(&b);
 }
 
+/*
+ * The EVENTS frames' bytes by <trace/dump_format.h>'s layout: 6 bytes of
+ * numbers and three strings per event, per field a string and 12 bytes,
+ * per enum entry 8 bytes and a string (a string: 2 + its length).
+ */
+static size_t events_frames_size(const struct trace_catalog *cat)
+{
+	size_t n = 0;
+
+	for (uint32_t id = 1; id < cat->nr_ids; id++) {
+		const struct trace_event_def *d = trace_catalog_get(cat, id);
+		if (!d)
+			continue;
+		n += DUMP_FRAME_OVERHEAD + 6 + 2 + strlen(d->system) + 2 + strlen(d->name) +
+		     2 + strlen(d->fmt);
+		for (uint32_t i = 0; i < d->nfields; i++) {
+			n += 2 + strlen(d->fields[i].name) + 12;
+			for (uint32_t k = 0; k < d->fields[i].nenums; k++)
+				n += 8 + 2 + strlen(d->fields[i].enums[k].name);
+		}
+	}
+	return n;
+}
+
 /* The encoder's byte counts, as docs/dump-format.md states them. */
 static void test_sizes(void **state)
 {
@@ -515,6 +539,7 @@ static void test_sizes(void **state)
 		4 * (DUMP_FRAME_OVERHEAD + sizeof(struct dump_stats)) +
 		(DUMP_FRAME_OVERHEAD + sizeof(struct dump_end));
 	assert_int_equal(fixed, 60 + 400 + 976 + 44);
+	fixed += events_frames_size(&trace_builtin_catalog);
 	assert_int_equal(d.len, fixed + pages * (DUMP_FRAME_OVERHEAD + 32 + 48) + commit);
 	assert_int_equal(dump_page_frame_size(4044), 4144);
 	membuf_free(&d);

@@ -13,6 +13,11 @@ test_dump_clock_SRCS := tests/host/test_dump_clock.c $(DUMP_SIM_SRCS)
 MKCAPTURE_SRCS := tests/tools/mkcapture.c $(DUMP_SIM_SRCS)
 $(eval $(call host_prog,$(BUILD)/tools/mkcapture,$(BUILD)/obj/mkcapture,$(MKCAPTURE_SRCS),\
 	$(HOSTCC) $(HOST_CFLAGS) -Itests/host))
+# The same, built with extra events of every field kind (a kernel with
+# events the decoder has never seen).
+$(eval $(call host_prog,$(BUILD)/tools/mkcapture-extra,$(BUILD)/obj/mkcapture-extra,\
+	$(MKCAPTURE_SRCS),$(HOSTCC) $(HOST_CFLAGS) -Itests/host -I. \
+	-DTRACE_EVENT_LIST_EXTRA='"tests/host/events_extra.h"'))
 
 # The generic dump code must also build as kernel code (freestanding, no
 # SSE, the kernel's <arch/trace_arch.h>), even before the kernel links it.

@@ -417,7 +417,7 @@ static void test_cut_after_dump(void **state)
 			/* BEGIN arrived: the second, cut dump is the last one. */
 			assert_int_equal(o.r.nr_dumps, 2);
 			assert_int_equal(o.rc, DUMP_READ_DAMAGED);
-			assert_true(reported(&o, "capture ends inside frame seq 1 (CLOCK)"));
+			assert_true(reported(&o, "capture ends inside frame seq 1 (EVENTS)"));
 		}
 		outcome_free(&o);
 	}

@@ -94,7 +94,7 @@ def check_printed_conversions(r, n):
         m = c["cycle_base"] - s["tsc_skew_cycles"]
         want = (b["ns_base"] << b["shift"]) + b["ns_frac"] + (m - b["cycle_base"]) * b["mult"]
         got = (c["ns_base"] << c["shift"]) + c["ns_frac"]
-        assert got == want, (cpu, c, b, s)
+        assert got == want, (cpu, got - want, c, b, s, [l for l in r.lines if l.startswith(("clock:", "smp:"))])
         assert 0 <= c["ns_frac"] < 1 << c["shift"], c
 
 
@@ -143,7 +143,7 @@ def check_ipi_causality(r, n):
         checked += 1
     # The demo sends round the ring, every CPU to the next.
     assert {(s, t) for s, t, _ in recvs} >= {(c, (c + 1) % n) for c in range(n)}, recvs.keys()
-    assert checked >= 1 and pairs >= 10 * checked, (checked, pairs, lossy)
+    assert checked >= 1 and pairs >= 5 * checked, (checked, pairs, lossy)
     return pairs
 
 

@@ -9,6 +9,11 @@
  *             [--pages N] [--plain] [--skew NS] [--clock CPU:EDIT[,EDIT...]]...
  *   mkcapture --seeds DIR      a few small captures for the fuzzer
  *
+ * --no-events-frames sends no EVENTS frame, as kernels before the event
+ * descriptions did.  Built as mkcapture-extra (-DTRACE_EVENT_LIST_EXTRA,
+ * tests/host/events_extra.h), --extra also records events of every field
+ * kind that the decoder is not built with.
+ *
  * --plain leaves out the unknown and malformed events; --skew adds NS
  * (may be negative) to CPU 1's clock offset, e.g. to get negative times,
  * and as many cycles at its frequency to its measured skew, so that the
@@ -164,6 +169,16 @@ int main(int argc, char **argv)
 			cfg.odd_events = false;
 			continue;
 		}
+		if (!strcmp(argv[i], "--no-events-frames")) {
+			cfg.no_events = true;	/* as an older kernel's dump */
+			continue;
+		}
+#ifdef TRACE_EVENT_LIST_EXTRA
+		if (!strcmp(argv[i], "--extra")) {
+			cfg.extra_events = true;
+			continue;
+		}
+#endif
 		if (i + 1 >= argc)
 			goto usage;
 		if (!strcmp(argv[i], "--seed"))
