@@ -10,6 +10,22 @@ extern const uint32_t ksyms_names[];
 extern const char ksyms_strings[];
 extern const char __text_end[];
 
+uint32_t ksym_count(void)
+{
+	return (uint32_t)ksyms_count;
+}
+
+const char *ksym_at(uint32_t i, uint64_t *addr)
+{
+	*addr = ksyms_addrs[i];
+	return ksyms_strings + ksyms_names[i];
+}
+
+uint64_t ksym_end(void)
+{
+	return (uint64_t)__text_end;
+}
+
 const char *ksym_lookup(uint64_t addr, uint64_t *offset)
 {
 	uint64_t lo = 0, hi = ksyms_count;

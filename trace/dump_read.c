@@ -91,6 +91,14 @@ struct proc {
 	const struct trace_event_def **by_id; /* fill pass: max_id entries */
 	struct trace_catalog catalog;	/* fill pass: by_id and its size */
 
+	/* the symbol table (SYMS frames) */
+	uint32_t nr_syms;		/* symbols received (measured, then refilled) */
+	uint32_t max_syms;		/* fill pass: room measured */
+	uint64_t *sym_addrs;		/* fill pass: max_syms entries */
+	const char **sym_names;
+	uint64_t sym_end;		/* from the frames */
+	bool syms_bad;			/* out of order or malformed: not used */
+
 	/* deferred reports */
 	bool bad_pending;		/* a bad frame waits for its extent */
 	struct dump_item bad;		/* that frame */
@@ -123,7 +131,7 @@ const char *dump_frame_name(uint32_t type)
 	static const char *const names[] = {
 		[DUMP_FRAME_BEGIN] = "BEGIN", [DUMP_FRAME_CLOCK] = "CLOCK",
 		[DUMP_FRAME_PAGE] = "PAGE", [DUMP_FRAME_STATS] = "STATS",
-		[DUMP_FRAME_EVENTS] = "EVENTS",
+		[DUMP_FRAME_EVENTS] = "EVENTS", [DUMP_FRAME_SYMS] = "SYMS",
 		[DUMP_FRAME_END] = "END",
 	};
 
@@ -627,6 +635,57 @@ static void do_events(struct proc *P, const struct dump_item *it)
 		P->by_id[id] = e;
 }
 
+static void do_syms(struct proc *P, const struct dump_item *it)
+{
+	struct ev_dec d = { it->payload, it->h.len, 0, false, 0 };
+	uint64_t end = dec_u64(&d);
+	uint32_t n, i;
+
+	n = dec_u16(&d);
+	n |= dec_u16(&d) << 16;
+	if (n == 0 || n > DUMP_SYMS_PER_FRAME)
+		dec_fail(&d, "a symbol count out of 1..256");
+	for (i = 0; i < n && !d.bad; i++) {
+		uint64_t addr = dec_u64(&d);
+		uint32_t len = dec_u16(&d);
+		const uint8_t *s = dec_take(&d, len);
+		uint32_t k = P->nr_syms + i;
+		char *c;
+
+		if (!s)
+			break;
+		if (!text_ok(s, len, DUMP_SYM_NAME_MAX) || len == 0) {
+			dec_fail(&d, "a symbol name is not plain text");
+			break;
+		}
+		if (addr >= end || (k > 0 && P->fill && k <= P->max_syms && P->sym_addrs &&
+				    addr < P->sym_addrs[k - 1])) {
+			dec_fail(&d, "symbol addresses out of order");
+			break;
+		}
+		c = desc_take(P, len + 1u);
+		if (P->fill && k < P->max_syms && c) {
+			__builtin_memcpy(c, s, len);
+			c[len] = 0;
+			P->sym_addrs[k] = addr;
+			P->sym_names[k] = c;
+		}
+	}
+	if (!d.bad && d.at != d.len)
+		dec_fail(&d, "bytes follow the symbols");
+	if (!d.bad && P->nr_syms && end != P->sym_end)
+		dec_fail(&d, "its end differs from the other SYMS frames'");
+	if (d.bad) {
+		if (!P->syms_bad)
+			report(P, "SYMS frame seq %u at byte offset %llu: %s; code addresses are "
+			       "printed as numbers", it->h.seq, ull(it->off), d.why);
+		P->syms_bad = true;
+		return;
+	}
+	P->sym_end = end;
+	P->nr_syms += n;
+}
+
 static void do_frame(struct proc *P, const struct dump_item *it)
 {
 	struct dump_result *r = P->r;
@@ -671,6 +730,9 @@ static void do_frame(struct proc *P, const struct dump_item *it)
 		break;
 	case DUMP_FRAME_EVENTS:
 		do_events(P, it);
+		break;
+	case DUMP_FRAME_SYMS:
+		do_syms(P, it);
 		break;
 	default:
 		report(P, "frame seq %u at byte offset %llu: unknown type %u; ignored", seq,
@@ -878,9 +940,11 @@ static void finish(struct proc *P)
  * multiple of 8 bytes, so alignment adds nothing between them.
  */
 static size_t layout(uint32_t nr_cpus, uint32_t nr_refs, size_t copy_bytes,
-		     uint32_t max_id, size_t desc_bytes)
+		     uint32_t max_id, size_t desc_bytes, uint32_t nr_syms)
 {
 	return sizeof(struct dump_cpu) * (size_t)nr_cpus +
+	       ((sizeof(struct trace_symtab) + 7u) & ~(size_t)7u) +
+	       (sizeof(uint64_t) + sizeof(char *)) * (size_t)nr_syms +
 	       sizeof(struct page_ref) * (size_t)nr_refs + copy_bytes +
 	       ((sizeof(struct trace_catalog) + 7u) & ~(size_t)7u) +
 	       sizeof(void *) * (size_t)max_id + ((desc_bytes + 7u) & ~(size_t)7u) +
@@ -915,9 +979,10 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 {
 	struct dump_segmenter g = { .which = opts->which };
 	struct proc P;
-	uint32_t nr_cpus, page_size, nr_refs, i, max_id;
+	uint32_t nr_cpus, page_size, nr_refs, i, max_id, nr_syms;
 	size_t need, copy_bytes, desc_bytes;
 	struct trace_catalog *cat;
+	struct trace_symtab *syms;
 
 	__builtin_memset(out, 0, sizeof(*out));
 	dump_segment(capture, len, &g);
@@ -941,7 +1006,8 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 	copy_bytes = P.copy_bytes;
 	max_id = P.max_id;
 	desc_bytes = P.desc_used;
-	need = layout(nr_cpus, nr_refs, copy_bytes, max_id, desc_bytes);
+	nr_syms = P.syms_bad ? 0 : P.nr_syms;
+	need = layout(nr_cpus, nr_refs, copy_bytes, max_id, desc_bytes, nr_syms);
 	__builtin_memset(out, 0, sizeof(*out));
 	out->nr_dumps = g.nr_dumps;
 	out->arena_needed = need;
@@ -974,10 +1040,18 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 	P.catalog = (struct trace_catalog){ P.by_id, max_id };
 	P.desc_mem = arena_take(&P, desc_bytes);
 	P.max_desc_bytes = desc_bytes;
+	syms = arena_take(&P, sizeof(*syms));
+	P.sym_addrs = arena_take(&P, sizeof(uint64_t) * (size_t)nr_syms);
+	P.sym_names = arena_take(&P, sizeof(char *) * (size_t)nr_syms);
+	P.max_syms = nr_syms;
 	walk(&P, g.sel_start, g.sel_end);
 	if (P.nr_descs) {	/* the capture describes its events: only those */
 		*cat = P.catalog;
 		out->catalog = cat;
+	}
+	if (P.nr_syms && !P.syms_bad && P.nr_syms == nr_syms) {
+		*syms = (struct trace_symtab){ P.sym_addrs, P.sym_names, nr_syms, P.sym_end };
+		out->syms = syms;
 	}
 	finish(&P);
 	if (g.pending && out->index == g.nr_dumps - 1) {

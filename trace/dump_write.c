@@ -116,30 +116,72 @@ static void enc_event(struct ev_enc *e, const struct trace_event_def *d)
 	}
 }
 
+/* One frame whose payload enc() writes twice: counted, then sent. */
+static void emit_encoded(struct dump_writer *w, uint32_t type,
+			 void (*enc)(struct ev_enc *e, const void *arg), const void *arg)
+{
+	struct ev_enc e = { w, false, 0, 0 };
+	struct dump_frame_header h = {
+		.magic = { DUMP_MAGIC0, DUMP_MAGIC1, DUMP_MAGIC2, DUMP_MAGIC3 },
+		.type = (uint8_t)type,
+		.version = DUMP_VERSION,
+		.dump_id = w->dump_id,
+		.seq = w->seq,
+	};
+
+	enc(&e, arg);			/* counting pass */
+	h.len = e.len;
+	e = (struct ev_enc){ w, true, 0, crc32_update(CRC32_INIT, &h, sizeof(h)) };
+	trace_sink_put(&w->sink, &h, sizeof(h));
+	enc(&e, arg);
+	e.crc = crc32_final(e.crc);
+	trace_sink_put(&w->sink, &e.crc, sizeof(e.crc));
+	w->chain = crc32_update(w->chain, &e.crc, sizeof(e.crc));
+	w->seq++;
+}
+
+static void enc_event_frame(struct ev_enc *e, const void *arg)
+{
+	enc_event(e, arg);
+}
+
 void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat)
 {
 	for (uint32_t id = 1; id < cat->nr_ids; id++) {
 		const struct trace_event_def *d = trace_catalog_get(cat, id);
-		struct ev_enc e = { w, false, 0, 0 };
-		struct dump_frame_header h = {
-			.magic = { DUMP_MAGIC0, DUMP_MAGIC1, DUMP_MAGIC2, DUMP_MAGIC3 },
-			.type = DUMP_FRAME_EVENTS,
-			.version = DUMP_VERSION,
-			.dump_id = w->dump_id,
-			.seq = w->seq,
-		};
+		if (d)
+			emit_encoded(w, DUMP_FRAME_EVENTS, enc_event_frame, d);
+	}
+}
 
-		if (!d)
-			continue;
-		enc_event(&e, d);		/* counting pass */
-		h.len = e.len;
-		e = (struct ev_enc){ w, true, 0, crc32_update(CRC32_INIT, &h, sizeof(h)) };
-		trace_sink_put(&w->sink, &h, sizeof(h));
-		enc_event(&e, d);
-		e.crc = crc32_final(e.crc);
-		trace_sink_put(&w->sink, &e.crc, sizeof(e.crc));
-		w->chain = crc32_update(w->chain, &e.crc, sizeof(e.crc));
-		w->seq++;
+/* One SYMS frame: symbols first .. first + n - 1. */
+struct syms_part {
+	const struct dump_syms_src *src;
+	uint32_t first, n;
+};
+
+static void enc_syms_frame(struct ev_enc *e, const void *arg)
+{
+	const struct syms_part *p = arg;
+	uint64_t end = p->src->end;
+
+	enc_put(e, &end, 8);
+	enc_put(e, &p->n, 4);
+	for (uint32_t i = p->first; i < p->first + p->n; i++) {
+		uint64_t addr = 0;
+		const char *name = p->src->get(p->src->ctx, i, &addr);
+		enc_u64(e, addr);
+		enc_str(e, name);
+	}
+}
+
+void dump_write_symbols(struct dump_writer *w, const struct dump_syms_src *src)
+{
+	for (uint32_t first = 0; first < src->count; first += DUMP_SYMS_PER_FRAME) {
+		struct syms_part p = { src, first, src->count - first };
+		if (p.n > DUMP_SYMS_PER_FRAME)
+			p.n = DUMP_SYMS_PER_FRAME;
+		emit_encoded(w, DUMP_FRAME_SYMS, enc_syms_frame, &p);
 	}
 }
 

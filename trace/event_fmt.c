@@ -200,6 +200,25 @@ int trace_event_format(const struct trace_event_view *v, const struct trace_symb
 	return (int)o.len;
 }
 
+const char *trace_symtab_lookup(const void *ctx, uint64_t addr, uint64_t *offset)
+{
+	const struct trace_symtab *t = ctx;
+	uint32_t lo = 0, hi;
+
+	if (!t || !t->count || addr < t->addrs[0] || addr >= t->end)
+		return 0;
+	hi = t->count;
+	while (hi - lo > 1) {	/* addrs[lo] <= addr < addrs[hi] */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->addrs[mid] <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*offset = addr - t->addrs[lo];
+	return t->names[lo];
+}
+
 int trace_field_kind_name(const struct trace_field_def *f, char *buf, size_t size)
 {
 	switch (f->kind) {

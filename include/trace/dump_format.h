@@ -82,7 +82,21 @@ enum dump_frame_type {
 	DUMP_FRAME_STATS = 4,	/* struct dump_stats, one per CPU */
 	DUMP_FRAME_END = 5,	/* struct dump_end */
 	DUMP_FRAME_EVENTS = 6,	/* one event's description, below */
+	DUMP_FRAME_SYMS = 7,	/* part of the kernel's symbol table, below */
 };
+
+/*
+ * SYMS frame: up to DUMP_SYMS_PER_FRAME symbols of the kernel's table, in
+ * ascending address order across frames (each symbol runs up to the next;
+ * the last up to end), for code addresses in events (F_SYM):
+ *
+ *	u64 end, u32 count, then count times: u64 addr, str name
+ *
+ * Sent after the EVENTS frames.  A reader that finds addresses out of
+ * order drops the table (and says so) rather than name addresses wrongly.
+ */
+#define DUMP_SYMS_PER_FRAME	256u
+#define DUMP_SYM_NAME_MAX	127u	/* printable ASCII, e.g. "send_icr.part.0" */
 
 /*
  * EVENTS frame: the description of one event (struct trace_event_def),

@@ -73,6 +73,7 @@ struct dump_result {
 	size_t arena_needed;		/* arena bytes this dump needs */
 	const struct trace_catalog *catalog; /* the events it describes (EVENTS
 					 * frames); the built-in ones if none */
+	const struct trace_symtab *syms; /* the kernel's symbols (SYMS frames), or NULL */
 };
 
 /* The catalog to read r's events with. */

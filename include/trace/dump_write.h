@@ -42,6 +42,17 @@ void dump_write_begin(struct dump_writer *w, const struct trace_sink *sink,
 /* The description of every event cat has (one EVENTS frame each), before any page. */
 void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat);
 
+/* A symbol table to send: symbol i's name and address, ascending by address. */
+struct dump_syms_src {
+	uint32_t count;
+	uint64_t end;			/* past the last symbol */
+	const char *(*get)(const void *ctx, uint32_t i, uint64_t *addr);
+	const void *ctx;
+};
+
+/* The symbol table, DUMP_SYMS_PER_FRAME symbols per SYMS frame, after the EVENTS frames. */
+void dump_write_symbols(struct dump_writer *w, const struct dump_syms_src *src);
+
 /* One CPU's clock (CLOCK frame). */
 void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock);
 

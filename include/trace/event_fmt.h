@@ -49,6 +49,17 @@ struct trace_symbols {
 	const void *ctx;
 };
 
+/* A sorted symbol table: addrs[] ascending, each symbol up to the next (the last to end). */
+struct trace_symtab {
+	const uint64_t *addrs;
+	const char *const *names;
+	uint32_t count;
+	uint64_t end;			/* first address past the last symbol */
+};
+
+/* trace_symbols' lookup over a struct trace_symtab (ctx). */
+const char *trace_symtab_lookup(const void *ctx, uint64_t addr, uint64_t *offset);
+
 /*
  * Print an accepted event's fields as "<name>=<value>" separated by
  * spaces into buf (snprintf semantics: returns the length the whole text

@@ -17,6 +17,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/dump.h"
+#include "kernel/ksyms.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
 #include "kernel/tracing.h"
@@ -147,6 +148,21 @@ static bool take_snapshot(void)
 	return true;
 }
 
+/* The kernel's symbols, for code addresses in events: in text, and sent in dumps. */
+static const char *sym_lookup(const void *ctx, uint64_t addr, uint64_t *offset)
+{
+	(void)ctx;
+	return ksym_lookup(addr, offset);
+}
+
+static const struct trace_symbols kernel_syms = { sym_lookup, NULL };
+
+static const char *sym_at(const void *ctx, uint32_t i, uint64_t *addr)
+{
+	(void)ctx;
+	return ksym_at(i, addr);
+}
+
 static void sink_text(void *ctx, const void *buf, size_t len)
 {
 	(void)ctx;
@@ -165,7 +181,7 @@ bool dump_text(uint32_t cpu, uint64_t last)
 	 * dumps run one at a time, as the snapshot they read is shared too. */
 	static struct trace_text_cpu tc[MAX_CPUS];
 	struct trace_text_opts opts = { .last = last, .cpu = cpu == DUMP_ALL_CPUS ?
-					TRACE_TEXT_ALL_CPUS : cpu };
+					TRACE_TEXT_ALL_CPUS : cpu, .syms = &kernel_syms };
 	struct trace_sink sink = { sink_text, NULL };
 	struct trace_text_summary sum;
 
@@ -207,6 +223,10 @@ bool dump_bin(uint32_t cpu)
 	flags = console_hold();
 	dump_write_begin(&w, &sink, dump_id, &begin);
 	dump_write_events(&w, &trace_builtin_catalog);
+	{
+		struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
+		dump_write_symbols(&w, &src);
+	}
 	for (unsigned c = 0; c < cpu_count; c++)
 		dump_write_clock(&w, &snap[c].clock);
 	for (unsigned c = 0; c < cpu_count; c++) {

@@ -316,6 +316,14 @@ int sim_text(const struct sim *s, const struct trace_text_opts *o, struct membuf
 	return trace_text_write(tc, s->cfg.nr_cpus, o, scratch, sizeof(scratch), &sink, sum);
 }
 
+static const char *sim_sym_at(const void *ctx, uint32_t i, uint64_t *addr)
+{
+	const struct trace_symtab *t = ctx;
+
+	*addr = t->addrs[i];
+	return t->names[i];
+}
+
 void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 {
 	struct trace_sink sink = { membuf_write, out };
@@ -332,6 +340,11 @@ void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 	dump_write_begin(&w, &sink, dump_id, &b);
 	if (!s->cfg.no_events)
 		dump_write_events(&w, s->cfg.catalog ? s->cfg.catalog : &trace_builtin_catalog);
+	if (s->cfg.syms) {
+		struct dump_syms_src src = { s->cfg.syms->count, s->cfg.syms->end, sim_sym_at,
+					     s->cfg.syms };
+		dump_write_symbols(&w, &src);
+	}
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
 		dump_write_clock(&w, &s->cpu[ci].clock);
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {

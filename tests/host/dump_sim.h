@@ -40,6 +40,7 @@ struct sim_cfg {
 	const struct trace_catalog *catalog; /* EVENTS frames sent; NULL: the built-in */
 	bool no_events;		/* send no EVENTS frame (an older kernel's dump) */
 	bool extra_events;	/* write the extra events too (mkcapture-extra) */
+	const struct trace_symtab *syms; /* sent in SYMS frames; NULL: none */
 };
 
 struct sim_cpu {

@@ -35,6 +35,17 @@
 
 #include "dump_sim.h"
 
+#ifdef TRACE_EVENT_LIST_EXTRA
+/*
+ * A kernel's symbol table, made up: the extra events' code addresses fall
+ * in 0x200000..0x200fff, so they print as these names plus offsets.
+ */
+static const uint64_t extra_addrs[] = { 0x200000, 0x200100, 0x200800 };
+static const char *const extra_names[] = { "start", "main_loop", "idle.part.0" };
+static const struct trace_symtab extra_syms = { extra_addrs, extra_names, 3, 0x200f00 };
+static const struct trace_symbols extra_lookup = { trace_symtab_lookup, &extra_syms };
+#endif
+
 /* Apply one --clock argument, "CPU:EDIT[,EDIT...]", to s; -1 if malformed. */
 static int edit_clock(struct sim *s, const char *arg)
 {
@@ -176,6 +187,8 @@ int main(int argc, char **argv)
 #ifdef TRACE_EVENT_LIST_EXTRA
 		if (!strcmp(argv[i], "--extra")) {
 			cfg.extra_events = true;
+			cfg.syms = &extra_syms;
+			o.syms = &extra_lookup;
 			continue;
 		}
 #endif

@@ -321,6 +321,7 @@ def test_ctf_refused_past_int64(tmp_path):
 # The events of tests/host/events_extra.h, written out by hand from their
 # definitions: what --events must list for a capture of a kernel that has
 # them, from a decoder built without them.
+EXTRA_SYMS = {"start": 0x200000, "main_loop": 0x200100, "idle.part.0": 0x200800}
 EXTRA_EVENTS = [
     "extra:ints id=9 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
     "extra:mixed id=10 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
@@ -361,6 +362,13 @@ def test_events_the_decoder_never_saw(tmp_path):
     assert any(int(i["b"]) < 0 for i in ints) and any(int(i["h"]) < 0 for i in ints)
     assert all(0 <= int(i["a"]) < 256 and -128 <= int(i["b"]) < 128 for i in ints)
     assert all(i["e"].startswith("0x") for i in ints)
+    # Code addresses by the capture's SYMS frames (mkcapture's made-up table):
+    # inside a symbol as name+offset, past the table's end as a number.
+    fns = {m["fn"] for m in mixed}
+    for name in EXTRA_SYMS:
+        assert any(f.startswith(name + "+0x") for f in fns), (name, sorted(fns)[:10])
+    assert all(int(f.split("+")[1], 16) < 0x800 for f in fns if "+" in f)
+    assert any(f.startswith("0x") and int(f, 16) >= 0x200f00 for f in fns)
 
 
 @pytest.mark.skipif(BABELTRACE is None, reason="babeltrace2 not installed (scripts/deps.sh)")
@@ -393,7 +401,10 @@ def test_typed_fields_in_babeltrace(tmp_path):
         assert t[:3] == b[:3], (t, b)
         tf = dict(f.split("=", 1) for f in t[3])
         bf = {k: bt_value(v) for k, v in (f.split("=", 1) for f in b[3])}
-        # (fn: no symbols in the capture, so hex on both sides.) babeltrace2
+        if "+" in tf.get("fn", ""):   # CTF has the address, the text its symbol
+            name, off = tf["fn"].split("+")
+            tf["fn"] = hex(EXTRA_SYMS[name] + int(off, 16))
+        # babeltrace2
         # 2.0.4 sometimes prints an empty string field as another value
         # (seen: note = "/" where the stream holds a lone NUL, checked byte
         # by byte), so an empty text string is not compared with it.
