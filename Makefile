@@ -48,7 +48,12 @@ TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c
 
-override KCFLAGS := -std=gnu11 $(CFLAGS) -Wall -Wextra -Werror \
+# EVENTS_EXTRA=FILE: a kernel with the events of FILE appended to the event
+# list (a build option for tests: make kernel BUILD=build/events-extra
+# EVENTS_EXTRA=tests/host/events_extra.h).
+EVENTS_EXTRA :=
+KEVENTS := $(if $(EVENTS_EXTRA),-I. -DTRACE_EVENT_LIST_EXTRA='"$(EVENTS_EXTRA)"')
+override KCFLAGS := -std=gnu11 $(CFLAGS) $(KEVENTS) -Wall -Wextra -Werror \
 	-ffreestanding -nostdlib -fno-pic -fno-pie -mno-red-zone \
 	-mno-sse -mno-mmx -mno-80387 -fno-stack-protector \
 	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables --param=min-pagesize=0 \

@@ -63,10 +63,10 @@ case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
 qemu_path=$(command -v "$qemu") || die "QEMU '$qemu' not found: run 'make deps' (for build/qemu10: 'make deps-qemu10')"
 
-# One cached image per command line; rebuilt when the kernel is newer.
+# One cached image per kernel file and command line; rebuilt when the kernel is newer.
 cache="$here/build/iso-cache"
 mkdir -p "$cache"
-key=$(printf '%s\n%s' "$cmdline" "$grub_cmds" | sha1sum | cut -c1-16)
+key=$(printf '%s\n%s\n%s' "$(realpath "$kernel")" "$cmdline" "$grub_cmds" | sha1sum | cut -c1-16)
 iso="$cache/$key.iso"
 if [ ! -f "$iso" ] || [ "$kernel" -nt "$iso" ]; then
 	"$here/scripts/mkiso.sh" "$kernel" "$iso" "$cmdline" "$grub_cmds" || exit 2

@@ -34,6 +34,7 @@
 #include "kernel/console.h"
 #include "kernel/ktest.h"
 #include "kernel/pmm.h"
+#include "kernel/dump.h"
 #include "kernel/tracing.h"
 
 #define STRESS_PAGES		8
@@ -584,3 +585,32 @@ out:
 	pmm_free(data_phys, DS_PAGES + 1);
 	return why;
 }
+
+#ifdef TRACE_EVENT_LIST_EXTRA
+/*
+ * A kernel built with tests/host/events_extra.h (make EVENTS_EXTRA=...):
+ * record its events, every field kind, with values a test can recompute
+ * (i = 0 .. EXTRA_N - 1), then dump as dump= says, for a decoder built
+ * without them to read from the dump's descriptions (tests/qemu/test_dump.py).
+ */
+#define EXTRA_N 40
+
+KTEST(extra_events)
+{
+	static const char *const paths[] = { "/", "/boot/grub", "/a/path/much/longer/than/sixteen" };
+	unsigned written = 0;
+
+	for (uint32_t i = 0; i < EXTRA_N; i++) {
+		written += trace_ints((uint8_t)i, (int8_t)-i, (uint16_t)(i * 1000), (int16_t)(-300 * (int)i),
+				      0xdead0000u + i, -(int32_t)i * 100000, (uint64_t)i << 40,
+				      -((int64_t)i << 40)) == 0;
+		written += trace_mixed(i & 1, 0xffff800000000000ull + i, (const void *)&ktest_fn_extra_events,
+				       i % 3 ? (i % 3 == 1 ? 1 : 7) : 0, i & 1 ? "tagged" : "t6789abc",
+				       paths[i % 3], i % 2 ? "" : "note", (uint8_t)i) == 0;
+	}
+	printk("ktest: extra_events written=%u\n", written);
+	KT_ASSERT(written == 2 * EXTRA_N);
+	KT_ASSERT(dump_default());
+	return 0;
+}
+#endif

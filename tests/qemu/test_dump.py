@@ -134,3 +134,53 @@ def test_shell_dump_commands(shell):
     assert s.cmd("dump bin last=4") == "error: dump bin carries whole pages: last= is for dump text\n"
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+EXTRA_BUILD = "build/events-extra"
+EXTRA_STATES = {0: "idle", 1: "busy", 7: "gone"}
+EXTRA_PATHS = ["/", "/boot/grub", "/a/path/much/lo..."]   # the third cut at its 16-byte bound
+
+
+@pytest.fixture(scope="module")
+def extra_kernel():
+    """The kernel built with tests/host/events_extra.h (every field kind);
+    the decoder is never built with them."""
+    subprocess.run(["make", "-s", "kernel", f"BUILD={EXTRA_BUILD}",
+                    "EVENTS_EXTRA=tests/host/events_extra.h"], cwd=ROOT, check=True, timeout=900)
+    return ROOT / EXTRA_BUILD / "kernel.elf"
+
+
+def test_kernel_events_the_decoder_never_saw(qemu, decoder, extra_kernel, tmp_path):
+    """A kernel with events the decoder has no table for: the decoder reads
+    them from the dump's EVENTS (and SYMS) frames, prints exactly the
+    kernel's text, and every value is the one the ktest recorded (recomputed
+    here from its loop index). Kills: a decoder that needs its own table,
+    a writer that stores a field at the wrong offset or width, a string not
+    cut at its bound, a code address not named."""
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=ktest ktest=extra_events exit dump=text,bin dump.last=0", serial=cap,
+             opts=("--kernel", str(extra_kernel)))
+    assert r.rc == 0, r.out
+    ktext = kernel_text(cap.read_bytes())
+    d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
+                       capture_output=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+    assert (tmp_path / "dec.txt").read_bytes() == ktext
+    ev = subprocess.run([str(decoder), str(cap), "--events"], capture_output=True, timeout=60)
+    assert ev.stdout.decode().splitlines()[-2:] == [
+        "extra:ints id=9 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
+        "extra:mixed id=10 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
+        "path:str[16],note:str[40],small:x8"]
+    got = {b"ints": [], b"mixed": []}
+    for m in filter(None, (EVENT.match(l) for l in ktext.split(b"\n"))):
+        if m.group(7) in got:
+            got[m.group(7)].append(m.group(8).decode())
+    want_ints = [f"a={i} b={-i} c={i * 1000} d={-300 * i} e={hex(0xdead0000 + i)} "
+                 f"f={-i * 100000} g={i << 40} h={-(i << 40)}" for i in range(40)]
+    want_mixed = [f"flag={i & 1} addr={hex(0xffff800000000000 + i)} "
+                  f"fn=ktest_fn_extra_events+0x0 "
+                  f"state={EXTRA_STATES[(1 if i % 3 == 1 else 7) if i % 3 else 0]} "
+                  f"tag={'tagged' if i & 1 else 't6789a'} path={EXTRA_PATHS[i % 3]} "
+                  f"note={'' if i % 2 else 'note'} small={hex(i)}" for i in range(40)]
+    assert got[b"ints"] == want_ints
+    assert got[b"mixed"] == want_mixed
