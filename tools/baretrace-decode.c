@@ -210,7 +210,7 @@ static void file_write(void *ctx, const void *buf, size_t len)
 static int write_text(const struct args *a, const struct dump_result *r)
 {
 	struct trace_text_opts o = a->sel;
-	struct trace_symbols syms = { trace_symtab_lookup, r->syms };
+	struct trace_symbols syms = dump_symbols(r);
 	struct trace_text_cpu *tc = calloc(r->nr_cpus + 1, sizeof(*tc));
 	void *scratch = calloc(1, trace_text_scratch_size(r->nr_cpus) + 8);
 	FILE *f = a->text ? fopen(a->text, "w") : stdout;
@@ -226,7 +226,7 @@ static int write_text(const struct args *a, const struct dump_result *r)
 	} else {
 		dump_text_cpus(r, tc);
 		o.catalog = dump_catalog(r);
-		o.syms = r->syms ? &syms : 0;
+		o.syms = &syms;
 		if (trace_text_write(tc, r->nr_cpus, &o, scratch,
 				     trace_text_scratch_size(r->nr_cpus), &sink, NULL))
 			rc = -1;

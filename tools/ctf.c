@@ -264,13 +264,20 @@ static int packet_finish(struct packet *pk, struct stream *s, uint64_t end)
 
 /* One field as its declaration says: integers as stored, strings with a NUL. */
 static int put_field(struct packet *pk, const struct trace_event_view *v,
-		     const struct trace_field_def *fd)
+		     const struct trace_field_def *fd, const struct trace_symbols *syms)
 {
 	const char *s;
 	uint32_t n;
 	bool cut;
 	uint8_t zero = 0;
 
+	if (fd->kind == TRACE_FIELD_BPRINT) {	/* the message, formatted */
+		char msg[TRACE_BPRINT_MSG_MAX];
+		int k = trace_event_bprint_message(v, syms, msg, sizeof(msg));
+		if (k >= (int)sizeof(msg))
+			k = (int)sizeof(msg) - 1;
+		return put(pk, msg, k > 0 ? (size_t)k : 0) || put(pk, &zero, 1);
+	}
 	if (fd->kind == TRACE_FIELD_CHARS || fd->kind == TRACE_FIELD_STR) {
 		s = trace_field_string(v, fd, &n, &cut);
 		return put(pk, s, n) || (cut && put(pk, "...", 3)) || put(pk, &zero, 1);
@@ -279,7 +286,7 @@ static int put_field(struct packet *pk, const struct trace_event_view *v,
 }
 
 static int write_event(struct packet *pk, const struct trace_catalog *cat,
-		       const struct rb_event *ev, uint64_t t)
+		       const struct trace_symbols *syms, const struct rb_event *ev, uint64_t t)
 {
 	struct trace_event_view v;
 	uint32_t i;
@@ -288,7 +295,7 @@ static int write_event(struct packet *pk, const struct trace_catalog *cat,
 	if (trace_event_parse(cat, ev->data, ev->len, &v) && v.id != CTF_UNKNOWN_ID) {
 		rc = put16(pk, (uint16_t)v.id) || put64(pk, t) || put8(pk, (uint8_t)v.ctx);
 		for (i = 0; i < v.def->nfields && !rc; i++)
-			rc = put_field(pk, &v, &v.def->fields[i]);
+			rc = put_field(pk, &v, &v.def->fields[i], syms);
 		return rc ? -1 : 0;
 	}
 	return put16(pk, CTF_UNKNOWN_ID) || put64(pk, t) || put8(pk, (uint8_t)v.ctx) ||
@@ -300,6 +307,7 @@ static int write_stream(const char *dir, const struct dump_result *r,
 			FILE *err)
 {
 	struct stream s = { .cpu = dc->cpu, .trusted = dc->clock_state == TRACE_CLOCK_TRUSTED };
+	struct trace_symbols syms = dump_symbols(r);
 	char path[4096];
 	uint32_t i;
 	int rc = 0;
@@ -326,7 +334,7 @@ static int write_stream(const char *dir, const struct dump_result *r,
 		if (rb_page_iter_init(&it, h, r->page_size) == RB_ITER_END) {
 			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
 				end = in_order(&s, biased(clock_cycles_to_ns(conv, ev.ts), bias));
-				rc |= write_event(pk, dump_catalog(r), &ev, end);
+				rc |= write_event(pk, dump_catalog(r), &syms, &ev, end);
 			}
 		}
 		rc |= packet_finish(pk, &s, end);

@@ -99,6 +99,11 @@ struct proc {
 	uint64_t sym_end;		/* from the frames */
 	bool syms_bad;			/* out of order or malformed: not used */
 
+	/* trace_printk formats (PRINTK frames) */
+	uint32_t nr_fmts, max_fmts;
+	uint64_t *fmt_addrs;
+	const char **fmt_texts;
+
 	/* deferred reports */
 	bool bad_pending;		/* a bad frame waits for its extent */
 	struct dump_item bad;		/* that frame */
@@ -132,6 +137,7 @@ const char *dump_frame_name(uint32_t type)
 		[DUMP_FRAME_BEGIN] = "BEGIN", [DUMP_FRAME_CLOCK] = "CLOCK",
 		[DUMP_FRAME_PAGE] = "PAGE", [DUMP_FRAME_STATS] = "STATS",
 		[DUMP_FRAME_EVENTS] = "EVENTS", [DUMP_FRAME_SYMS] = "SYMS",
+		[DUMP_FRAME_PRINTK] = "PRINTK",
 		[DUMP_FRAME_END] = "END",
 	};
 
@@ -550,6 +556,9 @@ static const char *field_rule(const struct trace_field_def *f, uint32_t fixed)
 		       "a string field's slot or bound is wrong";
 	case TRACE_FIELD_ENUM:
 		return f->size == 4 ? 0 : "an enum field is not 4 bytes";
+	case TRACE_FIELD_BPRINT:
+		return f->size == 4 && f->max <= TRACE_BPRINT_ARGS_MAX ? 0 :
+		       "a trace_printk argument field's slot or bound is wrong";
 	}
 	return "an unknown field kind";
 }
@@ -686,6 +695,56 @@ static void do_syms(struct proc *P, const struct dump_item *it)
 	P->nr_syms += n;
 }
 
+static bool format_text_ok(const uint8_t *s, uint32_t n)
+{
+	if (n < 1 || n > DUMP_PRINTK_FMT_MAX)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+static void do_printk(struct proc *P, const struct dump_item *it)
+{
+	struct ev_dec d = { it->payload, it->h.len, 0, false, 0 };
+	uint32_t n, i;
+
+	(void)dec_u64(&d);
+	n = dec_u16(&d);
+	n |= dec_u16(&d) << 16;
+	if (n == 0 || n > DUMP_SYMS_PER_FRAME)
+		dec_fail(&d, "a format count out of 1..256");
+	for (i = 0; i < n && !d.bad; i++) {
+		uint64_t addr = dec_u64(&d);
+		uint32_t len = dec_u16(&d), k = P->nr_fmts + i;
+		const uint8_t *s = dec_take(&d, len);
+		char *c;
+
+		if (!s)
+			break;
+		if (!format_text_ok(s, len)) {
+			dec_fail(&d, "a format is not plain text");
+			break;
+		}
+		c = desc_take(P, len + 1u);
+		if (P->fill && k < P->max_fmts && c) {
+			__builtin_memcpy(c, s, len);
+			c[len] = 0;
+			P->fmt_addrs[k] = addr;
+			P->fmt_texts[k] = c;
+		}
+	}
+	if (!d.bad && d.at != d.len)
+		dec_fail(&d, "bytes follow the formats");
+	if (d.bad) {
+		report(P, "PRINTK frame seq %u at byte offset %llu: %s; its formats are not used",
+		       it->h.seq, ull(it->off), d.why);
+		return;
+	}
+	P->nr_fmts += n;
+}
+
 static void do_frame(struct proc *P, const struct dump_item *it)
 {
 	struct dump_result *r = P->r;
@@ -733,6 +792,9 @@ static void do_frame(struct proc *P, const struct dump_item *it)
 		break;
 	case DUMP_FRAME_SYMS:
 		do_syms(P, it);
+		break;
+	case DUMP_FRAME_PRINTK:
+		do_printk(P, it);
 		break;
 	default:
 		report(P, "frame seq %u at byte offset %llu: unknown type %u; ignored", seq,
@@ -940,9 +1002,10 @@ static void finish(struct proc *P)
  * multiple of 8 bytes, so alignment adds nothing between them.
  */
 static size_t layout(uint32_t nr_cpus, uint32_t nr_refs, size_t copy_bytes,
-		     uint32_t max_id, size_t desc_bytes, uint32_t nr_syms)
+		     uint32_t max_id, size_t desc_bytes, uint32_t nr_syms, uint32_t nr_fmts)
 {
 	return sizeof(struct dump_cpu) * (size_t)nr_cpus +
+	       (sizeof(uint64_t) + sizeof(char *)) * (size_t)nr_fmts +
 	       ((sizeof(struct trace_symtab) + 7u) & ~(size_t)7u) +
 	       (sizeof(uint64_t) + sizeof(char *)) * (size_t)nr_syms +
 	       sizeof(struct page_ref) * (size_t)nr_refs + copy_bytes +
@@ -979,7 +1042,7 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 {
 	struct dump_segmenter g = { .which = opts->which };
 	struct proc P;
-	uint32_t nr_cpus, page_size, nr_refs, i, max_id, nr_syms;
+	uint32_t nr_cpus, page_size, nr_refs, i, max_id, nr_syms, nr_fmts;
 	size_t need, copy_bytes, desc_bytes;
 	struct trace_catalog *cat;
 	struct trace_symtab *syms;
@@ -1007,7 +1070,8 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 	max_id = P.max_id;
 	desc_bytes = P.desc_used;
 	nr_syms = P.syms_bad ? 0 : P.nr_syms;
-	need = layout(nr_cpus, nr_refs, copy_bytes, max_id, desc_bytes, nr_syms);
+	nr_fmts = P.nr_fmts;
+	need = layout(nr_cpus, nr_refs, copy_bytes, max_id, desc_bytes, nr_syms, nr_fmts);
 	__builtin_memset(out, 0, sizeof(*out));
 	out->nr_dumps = g.nr_dumps;
 	out->arena_needed = need;
@@ -1044,10 +1108,18 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 	P.sym_addrs = arena_take(&P, sizeof(uint64_t) * (size_t)nr_syms);
 	P.sym_names = arena_take(&P, sizeof(char *) * (size_t)nr_syms);
 	P.max_syms = nr_syms;
+	P.fmt_addrs = arena_take(&P, sizeof(uint64_t) * (size_t)nr_fmts);
+	P.fmt_texts = arena_take(&P, sizeof(char *) * (size_t)nr_fmts);
+	P.max_fmts = nr_fmts;
 	walk(&P, g.sel_start, g.sel_end);
 	if (P.nr_descs) {	/* the capture describes its events: only those */
 		*cat = P.catalog;
 		out->catalog = cat;
+	}
+	if (P.nr_fmts == nr_fmts) {
+		out->fmt_addrs = P.fmt_addrs;
+		out->fmt_texts = P.fmt_texts;
+		out->nr_fmts = nr_fmts;
 	}
 	if (P.nr_syms && !P.syms_bad && P.nr_syms == nr_syms) {
 		*syms = (struct trace_symtab){ P.sym_addrs, P.sym_names, nr_syms, P.sym_end };
@@ -1087,4 +1159,28 @@ void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out)
 			.lost = dc->lost,
 		};
 	}
+}
+
+/* ---- what a reader of r knows beyond descriptions ---- */
+
+static const char *reader_sym(const void *ctx, uint64_t addr, uint64_t *offset)
+{
+	const struct dump_result *r = ctx;
+
+	return trace_symtab_lookup(r->syms, addr, offset);
+}
+
+static const char *reader_format(const void *ctx, uint64_t addr)
+{
+	const struct dump_result *r = ctx;
+
+	for (uint32_t i = 0; i < r->nr_fmts; i++)
+		if (r->fmt_addrs[i] == addr)
+			return r->fmt_texts[i];
+	return 0;
+}
+
+struct trace_symbols dump_symbols(const struct dump_result *r)
+{
+	return (struct trace_symbols){ reader_sym, r, reader_format };
 }

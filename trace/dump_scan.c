@@ -39,6 +39,8 @@ static bool header_plausible(const struct dump_frame_header *h)
 		return h->len == sizeof(struct dump_end);
 	case DUMP_FRAME_EVENTS:		/* the smallest: no field, empty strings */
 		return h->len >= 12 && h->len <= DUMP_EVENTS_MAX_PAYLOAD;
+	case DUMP_FRAME_PRINTK:
+		return h->len >= 12 && h->len <= DUMP_SYMS_PER_FRAME * (10u + DUMP_PRINTK_FMT_MAX) + 12u;
 	case DUMP_FRAME_SYMS:
 		return h->len >= 12 && h->len <= DUMP_SYMS_PER_FRAME * (10u + DUMP_SYM_NAME_MAX) + 12u;
 	default:

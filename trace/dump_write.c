@@ -175,14 +175,24 @@ static void enc_syms_frame(struct ev_enc *e, const void *arg)
 	}
 }
 
-void dump_write_symbols(struct dump_writer *w, const struct dump_syms_src *src)
+static void write_table(struct dump_writer *w, uint32_t type, const struct dump_syms_src *src)
 {
 	for (uint32_t first = 0; first < src->count; first += DUMP_SYMS_PER_FRAME) {
 		struct syms_part p = { src, first, src->count - first };
 		if (p.n > DUMP_SYMS_PER_FRAME)
 			p.n = DUMP_SYMS_PER_FRAME;
-		emit_encoded(w, DUMP_FRAME_SYMS, enc_syms_frame, &p);
+		emit_encoded(w, type, enc_syms_frame, &p);
 	}
+}
+
+void dump_write_symbols(struct dump_writer *w, const struct dump_syms_src *src)
+{
+	write_table(w, DUMP_FRAME_SYMS, src);
+}
+
+void dump_write_printk_formats(struct dump_writer *w, const struct dump_syms_src *src)
+{
+	write_table(w, DUMP_FRAME_PRINTK, src);
 }
 
 void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock)

@@ -23,6 +23,8 @@ _Static_assert(TRACE_EVENT_PAYLOAD_MAX == RB_MAX_PAYLOAD, "an event is a ring-bu
 	{ TE_FDEF_AT(ev, n, TRACE_FIELD_CHARS), .max = (x) },
 #define TE_FDEF_STR(ev, t, n, x)					\
 	{ TE_FDEF_AT(ev, n, TRACE_FIELD_STR), .max = (x) },
+#define TE_FDEF_BPRINT(ev, t, n, x)					\
+	{ TE_FDEF_AT(ev, n, TRACE_FIELD_BPRINT), .max = (x) },
 #define TE_FDEF_ENUM(ev, t, n, x)					\
 	{ TE_FDEF_AT(ev, n, TRACE_FIELD_ENUM),				\
 	  .nenums = sizeof(x) / sizeof((x)[0]), .enums = (x) },

@@ -16,15 +16,20 @@ static uint64_t load_le(const uint8_t *p, uint32_t size)
 	return v;
 }
 
-/* A STR field's loc, checked against the payload: end offset, or 0 if bad. */
+/*
+ * A STR or BPRINT field's loc, checked against the payload: end offset,
+ * or 0 if bad.  A string keeps its NUL (len >= 1); arguments may be empty.
+ */
 static uint32_t str_end(const struct trace_event_view *v, const struct trace_field_def *f,
 			uint32_t start)
 {
 	uint32_t loc = (uint32_t)load_le(v->data + f->offset, 4);
 	uint32_t off = loc & 0xffffu, len = (loc >> 16) & 0x7fffu;
+	bool str = f->kind == TRACE_FIELD_STR;
 
-	if (f->size != 4 || off != start || len < 1 || len > f->max || off + len > v->bytes ||
-	    v->data[off + len - 1] != 0)
+	if (f->size != 4 || off != start || (str && len < 1) || len > f->max ||
+	    off + len > v->bytes || (str && v->data[off + len - 1] != 0) ||
+	    (!str && (loc & TRACE_STR_CUT)))
 		return 0;
 	return off + len;
 }
@@ -44,6 +49,8 @@ static bool field_ok(const struct trace_event_def *d, const struct trace_field_d
 		return f->size == 4 && f->max >= 1;
 	case TRACE_FIELD_ENUM:
 		return f->size == 4;
+	case TRACE_FIELD_BPRINT:
+		return f->size == 4 && f->max <= TRACE_BPRINT_ARGS_MAX;
 	}
 	return false;
 }
@@ -72,7 +79,8 @@ bool trace_event_parse(const struct trace_catalog *cat, const uint8_t *data, uin
 		const struct trace_field_def *f = &d->fields[i];
 		if (!field_ok(d, f))
 			return false;
-		if (f->kind == TRACE_FIELD_STR && !(end = str_end(v, f, end)))
+		if ((f->kind == TRACE_FIELD_STR || f->kind == TRACE_FIELD_BPRINT) &&
+		    !(end = str_end(v, f, end)))
 			return false;
 	}
 	if (rb_payload_round(end) != len)
@@ -182,7 +190,50 @@ static void put_field(struct fmt_out *o, const struct trace_event_view *v,
 		if (cut)
 			out_add(o, "...");
 		break;
+	case TRACE_FIELD_BPRINT:	/* outside a bprint event: its size only */
+		out_add(o, "[%u bytes]", (unsigned)((load_le(v->data + f->offset, 4) >> 16) & 0x7fffu));
+		break;
 	}
+}
+
+/* The message of a trace_printk event: its format (from syms) with its arguments. */
+static void put_bprint(struct fmt_out *o, const struct trace_event_view *v,
+		       const struct trace_field_def *args, uint64_t fmt_addr,
+		       const struct trace_symbols *syms)
+{
+	const char *fmt = syms && syms->format ? syms->format(syms->ctx, fmt_addr) : 0;
+	uint32_t loc = (uint32_t)load_le(v->data + args->offset, 4);
+	char msg[TRACE_BPRINT_MSG_MAX];
+	size_t n;
+
+	if (!fmt) {
+		out_add(o, "[format 0x%llx unknown]", (unsigned long long)fmt_addr);
+		return;
+	}
+	trace_bprint_format(msg, sizeof(msg), fmt, v->data + (loc & 0xffffu), (loc >> 16) & 0x7fffu);
+	n = __builtin_strlen(msg);
+	if (n && msg[n - 1] == '\n')	/* a line's own newline, as ftrace prints it */
+		msg[--n] = 0;
+	out_text(o, msg, (uint32_t)n);
+}
+
+int trace_event_bprint_message(const struct trace_event_view *v, const struct trace_symbols *syms,
+			       char *buf, size_t size)
+{
+	struct fmt_out o = { buf, size, 0 };
+
+	if (size)
+		buf[0] = 0;
+	if (trace_event_is_bprint(v->def))
+		put_bprint(&o, v, &v->def->fields[2], trace_field_value(v, &v->def->fields[1]), syms);
+	return (int)o.len;
+}
+
+bool trace_event_is_bprint(const struct trace_event_def *d)
+{
+	return d && d->nfields == 3 && d->fields[0].kind == TRACE_FIELD_SYM &&
+	       d->fields[1].kind == TRACE_FIELD_INT && d->fields[1].size == 8 &&
+	       d->fields[2].kind == TRACE_FIELD_BPRINT;
 }
 
 int trace_event_format(const struct trace_event_view *v, const struct trace_symbols *syms,
@@ -192,6 +243,17 @@ int trace_event_format(const struct trace_event_view *v, const struct trace_symb
 
 	if (size)
 		buf[0] = 0;
+	if (trace_event_is_bprint(v->def)) {	/* "<function>: <message>" */
+		uint64_t ip = trace_field_value(v, &v->def->fields[0]), off;
+		const char *fn = syms && syms->lookup ? syms->lookup(syms->ctx, ip, &off) : 0;
+
+		if (fn)
+			out_add(&o, "%s: ", fn);
+		else
+			out_add(&o, "0x%llx: ", (unsigned long long)ip);
+		put_bprint(&o, v, &v->def->fields[2], trace_field_value(v, &v->def->fields[1]), syms);
+		return (int)o.len;
+	}
 	for (uint32_t i = 0; v->def && i < v->def->nfields; i++) {
 		const struct trace_field_def *f = &v->def->fields[i];
 		out_add(&o, "%s%s=", i ? " " : "", f->name);
@@ -236,6 +298,8 @@ int trace_field_kind_name(const struct trace_field_def *f, char *buf, size_t siz
 		return ksnprintf(buf, size, "str[%u]", f->max);
 	case TRACE_FIELD_ENUM:
 		return ksnprintf(buf, size, "enum");
+	case TRACE_FIELD_BPRINT:
+		return ksnprintf(buf, size, "bprint");
 	}
 	return ksnprintf(buf, size, "kind%u", f->kind);
 }

@@ -448,7 +448,8 @@ static void put_event(const struct text_cursor *k, const struct trace_text_opts 
 
 	if (trace_event_parse(opts->catalog, k->ev.data, k->ev.len, &v)) {
 		put_prefix(&l, k, v.ctx);
-		line_add(&l, "%s: ", v.def->name);
+		if (!trace_event_is_bprint(v.def))	/* trace_printk: "<function>: <message>" */
+			line_add(&l, "%s: ", v.def->name);
 		line_fields(&l, &v, opts->syms);
 	} else {
 		put_prefix(&l, k, v.ctx);

@@ -46,6 +46,24 @@ static __always_inline uint32_t trace_put_str(uint8_t *rec, uint32_t *at, const 
 	return off | room << 16 | (n >= max ? TRACE_STR_CUT : 0);
 }
 
+/* trace_printk's encoded arguments, for an F_BPRINT field. */
+struct trace_bprint_args {
+	uint32_t len;
+	const uint8_t *bytes;
+};
+
+/* Copy them to rec + *at, return their loc (no NUL), move *at on. */
+static __always_inline uint32_t trace_put_bytes(uint8_t *rec, uint32_t *at,
+						const struct trace_bprint_args *a)
+{
+	uint32_t off = *at;
+
+	for (uint32_t i = 0; i < a->len; i++)
+		rec[off + i] = a->bytes[i];
+	*at = off + a->len;
+	return off | a->len << 16;
+}
+
 /* char[size] from s: up to its NUL, the rest zero. */
 static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t size)
 {
@@ -63,6 +81,7 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_PARAM_CHARS(t, n)		const char *n
 #define TE_PARAM_STR(t, n)		const char *n
 #define TE_PARAM_ENUM(t, n)		uint32_t n
+#define TE_PARAM_BPRINT(t, n)		const struct trace_bprint_args *n
 
 /* Each string's length, measured once (te_len_<field>). */
 #define TE_STRLEN(kind, t, n, x, conv)	TE_STRLEN_##kind(n, x)
@@ -71,6 +90,7 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_STRLEN_CHARS(n, x)
 #define TE_STRLEN_STR(n, x)		const uint32_t te_len_##n = trace_strnlen(n, (x));
 #define TE_STRLEN_ENUM(n, x)
+#define TE_STRLEN_BPRINT(n, x)
 
 #define TE_ROOM(kind, t, n, x, conv)	TE_ROOM_##kind(n, x)
 #define TE_ROOM_INT(n, x)
@@ -78,6 +98,7 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_ROOM_CHARS(n, x)
 #define TE_ROOM_STR(n, x)		+ trace_str_room(te_len_##n, (x))
 #define TE_ROOM_ENUM(n, x)
+#define TE_ROOM_BPRINT(n, x)		+ (n)->len
 
 #define TE_ASSIGN(kind, t, n, x, conv)	TE_ASSIGN_##kind(n, x)
 #define TE_ASSIGN_INT(n, x)		te_rec->n = n;
@@ -85,6 +106,7 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_ASSIGN_CHARS(n, x)		trace_put_chars(te_rec->n, n, (x));
 #define TE_ASSIGN_STR(n, x)		te_rec->n = trace_put_str((uint8_t *)te_rec, &te_at, n, te_len_##n, (x));
 #define TE_ASSIGN_ENUM(n, x)		te_rec->n = n;
+#define TE_ASSIGN_BPRINT(n, x)		te_rec->n = trace_put_bytes((uint8_t *)te_rec, &te_at, n);
 
 /* Locals are te_*: field names are the parameters' and must not collide. */
 #define TRACE_EVENT(sys, name, ...)						\

@@ -83,6 +83,7 @@ enum dump_frame_type {
 	DUMP_FRAME_END = 5,	/* struct dump_end */
 	DUMP_FRAME_EVENTS = 6,	/* one event's description, below */
 	DUMP_FRAME_SYMS = 7,	/* part of the kernel's symbol table, below */
+	DUMP_FRAME_PRINTK = 8,	/* trace_printk formats, as SYMS with formats for names */
 };
 
 /*
@@ -97,6 +98,13 @@ enum dump_frame_type {
  */
 #define DUMP_SYMS_PER_FRAME	256u
 #define DUMP_SYM_NAME_MAX	127u	/* printable ASCII, e.g. "send_icr.part.0" */
+
+/*
+ * PRINTK frame: the same layout as SYMS (end unused, 0), each entry a
+ * trace_printk format's address and its text (printable ASCII, tab and
+ * newline too, at most DUMP_PRINTK_FMT_MAX bytes), in any order.
+ */
+#define DUMP_PRINTK_FMT_MAX	512u
 
 /*
  * EVENTS frame: the description of one event (struct trace_event_def),

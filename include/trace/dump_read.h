@@ -74,7 +74,13 @@ struct dump_result {
 	const struct trace_catalog *catalog; /* the events it describes (EVENTS
 					 * frames); the built-in ones if none */
 	const struct trace_symtab *syms; /* the kernel's symbols (SYMS frames), or NULL */
+	const uint64_t *fmt_addrs;	/* trace_printk formats (PRINTK frames) */
+	const char *const *fmt_texts;
+	uint32_t nr_fmts;
 };
+
+/* r's symbols and trace_printk formats, for the text formatter (r must outlive it). */
+struct trace_symbols dump_symbols(const struct dump_result *r);
 
 /* The catalog to read r's events with. */
 static inline const struct trace_catalog *dump_catalog(const struct dump_result *r)

@@ -53,6 +53,9 @@ struct dump_syms_src {
 /* The symbol table, DUMP_SYMS_PER_FRAME symbols per SYMS frame, after the EVENTS frames. */
 void dump_write_symbols(struct dump_writer *w, const struct dump_syms_src *src);
 
+/* trace_printk's formats (PRINTK frames): entry i's text and address; end unused. */
+void dump_write_printk_formats(struct dump_writer *w, const struct dump_syms_src *src);
+
 /* One CPU's clock (CLOCK frame). */
 void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock);
 

@@ -43,11 +43,26 @@ uint64_t trace_field_value(const struct trace_event_view *v, const struct trace_
 const char *trace_field_string(const struct trace_event_view *v, const struct trace_field_def *f,
 			       uint32_t *len, bool *cut);
 
-/* Code addresses to names, for SYM fields; lookup returns NULL if none. */
+/*
+ * What a reader knows beyond the descriptions: code addresses to names,
+ * for SYM fields, and trace_printk formats by address (either NULL: none;
+ * each returns NULL where it knows nothing).
+ */
 struct trace_symbols {
 	const char *(*lookup)(const void *ctx, uint64_t addr, uint64_t *offset);
 	const void *ctx;
+	const char *(*format)(const void *ctx, uint64_t addr);
 };
+
+/* The longest trace_printk message printed; longer ones are cut. */
+#define TRACE_BPRINT_MSG_MAX	512
+
+/* Is d trace_printk's event (ip, format address, arguments)?  It prints as "<function>: <message>". */
+bool trace_event_is_bprint(const struct trace_event_def *d);
+
+/* A bprint event's message alone (snprintf semantics; "" for other events). */
+int trace_event_bprint_message(const struct trace_event_view *v, const struct trace_symbols *syms,
+			       char *buf, size_t size);
 
 /* A sorted symbol table: addrs[] ascending, each symbol up to the next (the last to end). */
 struct trace_symtab {

@@ -35,6 +35,13 @@ TRACE_EVENT(demo, mark, F_U32(id))
 /* bench: one benchmark write */
 TRACE_EVENT(bench, bench, F_U32(seq))
 
+/*
+ * printk: trace_printk() (include/kernel/trace_printk.h): the calling
+ * function, the format's address (its text travels in PRINTK frames) and
+ * the arguments in binary; printed "<function>: <message>".
+ */
+TRACE_EVENT(printk, bprint, F_SYM(ip), F_X64(fmt), F_BPRINT(args))
+
 #ifdef TRACE_EVENT_LIST_EXTRA
 #include TRACE_EVENT_LIST_EXTRA
 #endif

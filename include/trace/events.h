@@ -71,6 +71,7 @@ enum trace_field_kind {
 	TRACE_FIELD_CHARS = 3,	/* char[size], printed up to its first NUL */
 	TRACE_FIELD_STR = 4,	/* u32 loc of a string after the fixed part */
 	TRACE_FIELD_ENUM = 5,	/* u32 printed by name */
+	TRACE_FIELD_BPRINT = 6,	/* u32 loc of trace_printk's binary arguments */
 };
 
 enum trace_field_display {

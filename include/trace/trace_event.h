@@ -57,6 +57,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "trace/bprint.h"
 
 #define TRACE_EVENT_FIELDS_MAX	8
 #define TRACE_STR_MAX		512	/* bytes an F_STR keeps, its NUL included */
@@ -82,6 +83,8 @@
 #define F_CHARS(n, N)	(CHARS, char, n, N, "%s")
 #define F_STR(n, MAX)	(STR, uint32_t, n, MAX, "%s")
 #define F_ENUM(n, tab)	(ENUM, uint32_t, n, tab, "%s")
+/* trace_printk's arguments (<trace/bprint.h>), for the format at the event's F_X64(fmt). */
+#define F_BPRINT(n)	(BPRINT, uint32_t, n, TRACE_BPRINT_ARGS_MAX, "%s")
 
 /* ---- applying a macro to each field tuple ---- */
 
@@ -136,6 +139,7 @@
 #define TE_MEMBER_CHARS(t, n, x)	char n[x];
 #define TE_MEMBER_STR(t, n, x)		t n;
 #define TE_MEMBER_ENUM(t, n, x)		t n;
+#define TE_MEMBER_BPRINT(t, n, x)	t n;
 
 #define TE_LAYOUT(name, ...)						\
 	struct __attribute__((packed, aligned(4))) trace_ev_##name {	\
@@ -155,6 +159,7 @@
 #define TE_STR_ROOM_CHARS(x)
 #define TE_STR_ROOM_STR(x)	+ (x)
 #define TE_STR_ROOM_ENUM(x)
+#define TE_STR_ROOM_BPRINT(x)	+ (x)
 
 /* Compile-time checks of one event's strings against their limits. */
 #define TE_STR_CHECK(kind, t, n, x, conv)	TE_STR_CHECK_##kind(n, x)
@@ -165,6 +170,7 @@
 	_Static_assert((x) >= 1 && (x) <= TRACE_STR_MAX,		\
 		       "F_STR(" #n "): bound not in 1..TRACE_STR_MAX");
 #define TE_STR_CHECK_ENUM(n, x)
+#define TE_STR_CHECK_BPRINT(n, x)
 
 /* The printed format: " n=conv" per field; the description skips the first space. */
 #define TE_FMT(kind, t, n, x, conv)	" " #n "=" conv

@@ -20,6 +20,7 @@
 #include "kernel/ksyms.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
+#include "kernel/trace_printk.h"
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
@@ -155,12 +156,25 @@ static const char *sym_lookup(const void *ctx, uint64_t addr, uint64_t *offset)
 	return ksym_lookup(addr, offset);
 }
 
-static const struct trace_symbols kernel_syms = { sym_lookup, NULL };
+static const char *printk_format(const void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	return trace_printk_format(addr);
+}
+
+static const struct trace_symbols kernel_syms = { sym_lookup, NULL, printk_format };
 
 static const char *sym_at(const void *ctx, uint32_t i, uint64_t *addr)
 {
 	(void)ctx;
 	return ksym_at(i, addr);
+}
+
+static const char *fmt_at(const void *ctx, uint32_t i, uint64_t *addr)
+{
+	(void)ctx;
+	*addr = (uint64_t)(uintptr_t)__start_trace_printk_fmts[i];
+	return __start_trace_printk_fmts[i];
 }
 
 static void sink_text(void *ctx, const void *buf, size_t len)
@@ -225,7 +239,10 @@ bool dump_bin(uint32_t cpu)
 	dump_write_events(&w, &trace_builtin_catalog);
 	{
 		struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
+		struct dump_syms_src fmts = {
+			(uint32_t)(__stop_trace_printk_fmts - __start_trace_printk_fmts), 0, fmt_at, NULL };
 		dump_write_symbols(&w, &src);
+		dump_write_printk_formats(&w, &fmts);
 	}
 	for (unsigned c = 0; c < cpu_count; c++)
 		dump_write_clock(&w, &snap[c].clock);

@@ -35,6 +35,7 @@
 #include "kernel/ktest.h"
 #include "kernel/pmm.h"
 #include "kernel/dump.h"
+#include "kernel/trace_printk.h"
 #include "kernel/tracing.h"
 
 #define STRESS_PAGES		8
@@ -614,3 +615,21 @@ KTEST(extra_events)
 	return 0;
 }
 #endif
+
+/*
+ * trace_printk and trace_puts: lines whose values tests/qemu/test_dump.py
+ * recomputes; then a dump as dump= says.
+ */
+KTEST(trace_printk_lines)
+{
+	int bad = 0;
+
+	for (int i = 0; i < 5; i++)
+		bad |= trace_printk("round %d of %u: hex=%#06x neg=%lld str=%-6s| %c %zu%%\n", i, 5u,
+				    0xbeef + i, -(1ll << 40) - i, i & 1 ? "odd" : "even", 'a' + i,
+				    (size_t)i * 1000);
+	bad |= trace_puts("a plain string");
+	KT_ASSERT(!bad);
+	KT_ASSERT(dump_default());
+	return 0;
+}

@@ -168,8 +168,8 @@ def test_kernel_events_the_decoder_never_saw(qemu, decoder, extra_kernel, tmp_pa
     assert (tmp_path / "dec.txt").read_bytes() == ktext
     ev = subprocess.run([str(decoder), str(cap), "--events"], capture_output=True, timeout=60)
     assert ev.stdout.decode().splitlines()[-2:] == [
-        "extra:ints id=9 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
-        "extra:mixed id=10 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
+        "extra:ints id=10 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
+        "extra:mixed id=11 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
         "path:str[16],note:str[40],small:x8"]
     got = {b"ints": [], b"mixed": []}
     for m in filter(None, (EVENT.match(l) for l in ktext.split(b"\n"))):
@@ -184,3 +184,27 @@ def test_kernel_events_the_decoder_never_saw(qemu, decoder, extra_kernel, tmp_pa
                   f"note={'' if i % 2 else 'note'} small={hex(i)}" for i in range(40)]
     assert got[b"ints"] == want_ints
     assert got[b"mixed"] == want_mixed
+
+
+def test_trace_printk_lines(qemu, decoder, tmp_path):
+    """trace_printk records the format's address and the arguments in
+    binary; the kernel's text and the decoder's (formats from the dump's
+    PRINTK frames, the function from SYMS) print "<function>: <message>",
+    every value as printf would (recomputed here with Python's %). Kills: a
+    format read from the decoder's memory, an argument encoded at the wrong
+    width, the caller's name lost, the line's newline kept."""
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=ktest ktest=trace_printk_lines exit dump=text,bin dump.last=0", serial=cap)
+    assert r.rc == 0, r.out
+    ktext = kernel_text(cap.read_bytes())
+    d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
+                       capture_output=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+    assert (tmp_path / "dec.txt").read_bytes() == ktext
+    lines = [m.group(7) + b": " + m.group(8) for m in
+             filter(None, (EVENT.match(l) for l in ktext.split(b"\n")))]
+    want = [("ktest_fn_trace_printk_lines: round %d of %u: hex=%#06x neg=%d str=%-6s| %c %u%%"
+             % (i, 5, 0xbeef + i, -(1 << 40) - i, "odd" if i & 1 else "even", chr(97 + i),
+                i * 1000)).encode() for i in range(5)]
+    want.append(b"ktest_fn_trace_printk_lines: a plain string")
+    assert [l for l in lines if l.startswith(b"ktest_fn_trace_printk_lines")] == want

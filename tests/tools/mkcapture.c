@@ -43,7 +43,7 @@
 static const uint64_t extra_addrs[] = { 0x200000, 0x200100, 0x200800 };
 static const char *const extra_names[] = { "start", "main_loop", "idle.part.0" };
 static const struct trace_symtab extra_syms = { extra_addrs, extra_names, 3, 0x200f00 };
-static const struct trace_symbols extra_lookup = { trace_symtab_lookup, &extra_syms };
+static const struct trace_symbols extra_lookup = { trace_symtab_lookup, &extra_syms, NULL };
 #endif
 
 /* Apply one --clock argument, "CPU:EDIT[,EDIT...]", to s; -1 if malformed. */
