@@ -136,6 +136,20 @@ def test_shell_dump_commands(shell):
     assert s.close() == 0
 
 
+def ktest_dump(qemu, decoder, tmp_path, ktest, opts=()):
+    """Run one ktest that dumps (text and binary); the decoder's text of the
+    binary dump must be the kernel's text. Returns the capture and that text."""
+    cap = tmp_path / "serial.bin"
+    r = qemu(f"run=ktest ktest={ktest} exit dump=text,bin dump.last=0", serial=cap, opts=opts)
+    assert r.rc == 0, r.out
+    ktext = kernel_text(cap.read_bytes())
+    d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
+                       capture_output=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+    assert (tmp_path / "dec.txt").read_bytes() == ktext
+    return cap, ktext
+
+
 EXTRA_BUILD = "build/events-extra"
 EXTRA_STATES = {0: "idle", 1: "busy", 7: "gone"}
 EXTRA_PATHS = ["/", "/boot/grub", "/a/path/much/lo..."]   # the third cut at its 16-byte bound
@@ -157,15 +171,7 @@ def test_kernel_events_the_decoder_never_saw(qemu, decoder, extra_kernel, tmp_pa
     here from its loop index). Kills: a decoder that needs its own table,
     a writer that stores a field at the wrong offset or width, a string not
     cut at its bound, a code address not named."""
-    cap = tmp_path / "serial.bin"
-    r = qemu("run=ktest ktest=extra_events exit dump=text,bin dump.last=0", serial=cap,
-             opts=("--kernel", str(extra_kernel)))
-    assert r.rc == 0, r.out
-    ktext = kernel_text(cap.read_bytes())
-    d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
-                       capture_output=True, timeout=120)
-    assert d.returncode == 0, d.stderr
-    assert (tmp_path / "dec.txt").read_bytes() == ktext
+    cap, ktext = ktest_dump(qemu, decoder, tmp_path, "extra_events", ("--kernel", str(extra_kernel)))
     ev = subprocess.run([str(decoder), str(cap), "--events"], capture_output=True, timeout=60)
     assert ev.stdout.decode().splitlines()[-2:] == [
         "extra:ints id=10 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
@@ -193,14 +199,7 @@ def test_trace_printk_lines(qemu, decoder, tmp_path):
     every value as printf would (recomputed here with Python's %). Kills: a
     format read from the decoder's memory, an argument encoded at the wrong
     width, the caller's name lost, the line's newline kept."""
-    cap = tmp_path / "serial.bin"
-    r = qemu("run=ktest ktest=trace_printk_lines exit dump=text,bin dump.last=0", serial=cap)
-    assert r.rc == 0, r.out
-    ktext = kernel_text(cap.read_bytes())
-    d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
-                       capture_output=True, timeout=120)
-    assert d.returncode == 0, d.stderr
-    assert (tmp_path / "dec.txt").read_bytes() == ktext
+    _, ktext = ktest_dump(qemu, decoder, tmp_path, "trace_printk_lines")
     lines = [m.group(7) + b": " + m.group(8) for m in
              filter(None, (EVENT.match(l) for l in ktext.split(b"\n")))]
     want = [("ktest_fn_trace_printk_lines: round %d of %u: hex=%#06x neg=%d str=%-6s| %c %u%%"
