@@ -43,8 +43,3 @@ void dump_stats_from_rb(struct dump_stats *out, uint32_t cpu, const struct rb_st
 		i++;
 	}
 }
-
-void dump_write_rb_page(struct dump_writer *w, uint32_t cpu, const struct rb_read *rd)
-{
-	dump_write_page(w, cpu, rd->page, rd->page_size, rd->lost_overrun, rd->lost_dropped);
-}

@@ -2,7 +2,7 @@
  * Per-CPU lockless ring buffer: setup, control, and the writer's slow paths
  * (voiding, page crossing, page switch, publish, flush).
  *
- * The contract, glossary, layout, invariants I1..I10 and the fast path's
+ * The contract, glossary, layout, invariants I1..I11 and the fast path's
  * interleaving points A..G are in the design block of <trace/ring_buffer.h>;
  * the reader is in its own file.  This file adds:
  *

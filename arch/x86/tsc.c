@@ -68,7 +68,7 @@ static uint64_t refine_ms;		/* tsc.refine_ms=, 0 = none */
 
 CMDLINE_OPTION(clock, .name = "clock", .type = OPT_ENUM, .var = &clock_choice,
 	       .choices = clock_choices,
-	       .help = "TSC calibration reference: auto (all, best bound wins), pit, hpet, pmtimer, cpuid");
+	       .help = "TSC calibration reference: auto (all present, by consensus), pit, hpet, pmtimer, cpuid");
 CMDLINE_OPTION(tsc_hz, .name = "tsc_hz", .type = OPT_UINT, .var = &user_hz,
 	       .min = CALIB_HZ_MIN, .max = CALIB_HZ_MAX,
 	       .help = "TSC frequency in Hz, skipping calibration");

@@ -33,11 +33,12 @@
  *     written elsewhere would see the real TSC;
  *   - the boot CPU patches while no AP runs kernel code, so no CPU can
  *     execute a site while it changes;
- *   - the #UD is taken on the current stack, IST stacks included; its
- *     iretq unmasks NMIs, so an NMI that arrives while an earlier NMI's
- *     handler is still running after its first TSC read nests on the same
- *     NMI stack. The kernel's tests send one NMI at a time and wait for it;
- *     NMI storms and injection do not mix;
+ *   - the #UD is taken on the current stack, IST stacks included, and
+ *     returns without iretq (isr_common_noiret in isr.asm: popfq, then a
+ *     ret to the instruction after the site), because an iretq would end
+ *     the CPU's NMI blocking: a TSC read inside an NMI handler would let
+ *     the next NMI nest on the same NMI stack. NMIs stay blocked until
+ *     the NMI handler's own iretq;
  *   - a negative skew must leave every AP's reading positive: it is
  *     refused if it is not smaller in magnitude than the boot CPU's TSC
  *     at the time of patching (the APs' real TSC only grows from there).

@@ -63,9 +63,10 @@ struct bench_opts {
 	unsigned cpu;		/* producer CPU */
 };
 
-static char bench_sel[16] = "all";
-CMDLINE_OPTION(bench, .name = "bench", .type = OPT_STRING, .var = bench_sel,
-	       .size = sizeof(bench_sel), .help = "what run=bench runs: all, ring or event");
+static const char *const bench_choices[] = { "all", "ring", "event", NULL };
+static int bench_choice;		/* index in bench_choices; 0 = all */
+CMDLINE_OPTION(bench, .name = "bench", .type = OPT_ENUM, .var = &bench_choice,
+	       .choices = bench_choices, .help = "what run=bench runs: all, ring or event");
 
 static bench_loop_t loop_for(const struct bench_opts *o)
 {
@@ -417,12 +418,12 @@ static int cmd_bench(int argc, char **argv)
 	return rc;
 }
 SHELL_COMMAND(bench, .name = "bench", .usage = "ring|event|all [key=value...]",
-	      .help = "write-path benchmarks (see README)", .fn = cmd_bench);
+	      .help = "write-path benchmarks (see docs/benchmarks.md)", .fn = cmd_bench);
 
 bool bench_job(void)
 {
 	char line[32];
 
-	ksnprintf(line, sizeof(line), "bench %s", bench_sel);
+	ksnprintf(line, sizeof(line), "bench %s", bench_choices[bench_choice]);
 	return shell_exec(line) == 0;
 }

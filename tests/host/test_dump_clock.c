@@ -495,10 +495,25 @@ static void test_mult_bound(void **state)
 	}
 }
 
+/* c passes the check, and its flag alone decides trusted or untrusted. */
+static void assert_passes(struct dump_clock c, uint64_t hz, int64_t skew)
+{
+	char why[DUMP_CLOCK_NOTE_MAX];
+
+	if (trace_clock_check(&c, why, sizeof(why)))
+		fail_msg("hz=%llu skew=%lld: %s", (unsigned long long)hz, (long long)skew, why);
+	assert_int_equal(trace_clock_state(&c), TRACE_CLOCK_TRUSTED);
+	c.flags = 0;
+	assert_int_equal(trace_clock_state(&c), TRACE_CLOCK_UNTRUSTED);
+}
+
 /*
- * What the kernel sends passes: clock_conv_init() at any rate, and an
- * AP's offset as arch/x86/smp.c derives it (-skew * 10^9 / hz) from a
- * skew up to 2^62 cycles with its uncertainty.
+ * What the kernel sends passes: clock_conv_init() at any rate, and an AP's
+ * conversion as arch/x86/smp.c (set_cpu_clock()) builds it from a skew up
+ * to 2^62 cycles with its uncertainty: offset_ns = 0, the boot CPU's
+ * conversion rebased to the boot CPU's reading and anchored at the AP's
+ * (cycle_base = the AP's reading, the skew away). Captures from earlier
+ * kernels, which put the skew in offset_ns as -skew * 10^9 / hz, pass too.
  */
 static void test_kernel_clocks_pass(void **state)
 {
@@ -510,18 +525,17 @@ static void test_kernel_clocks_pass(void **state)
 		int64_t skew = (int64_t)(rnd64() >> (2 + rnd64() % 62)) * (i & 1 ? -1 : 1);
 		int64_t uncert = (int64_t)(rnd64() % 100000);
 		__int128 off = -(__int128)skew * 1000000000 / (__int128)hz;
-		struct dump_clock c;
-		char why[DUMP_CLOCK_NOTE_MAX];
+		struct dump_clock c = make_clock(hz, skew, uncert, 0);
+		uint64_t bsp_tsc = 12345 + 10 * hz;	/* the BSP's reading, 10 s on */
 
+		/* Today's kernel: the skew is in cycle_base, none in offset_ns. */
+		assert_int_equal(clock_conv_rebase(&c.conv, bsp_tsc), 0);
+		c.conv.cycle_base = bsp_tsc + (uint64_t)skew;
+		assert_passes(c, hz, skew);
+		/* Earlier kernels: the skew converted into offset_ns. */
 		if (off > INT64_MAX || off < INT64_MIN)
-			continue;	/* the kernel's offset cannot hold it either */
-		c = make_clock(hz, skew, uncert, (int64_t)off);
-		if (trace_clock_check(&c, why, sizeof(why)))
-			fail_msg("hz=%llu skew=%lld: %s", (unsigned long long)hz, (long long)skew,
-				 why);
-		assert_int_equal(trace_clock_state(&c), TRACE_CLOCK_TRUSTED);
-		c.flags = 0;
-		assert_int_equal(trace_clock_state(&c), TRACE_CLOCK_UNTRUSTED);
+			continue;	/* their offset could not hold it either */
+		assert_passes(make_clock(hz, skew, uncert, (int64_t)off), hz, skew);
 	}
 }
 

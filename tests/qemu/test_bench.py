@@ -1,4 +1,4 @@
-"""Write-path benchmarks: the icount instruction budget, and bad input."""
+"""Write-path benchmarks: the icount instruction budget, and bad input (bench= and the shell command)."""
 import re
 
 # Under -icount shift=0 one cycle is one instruction: these are instruction
@@ -32,6 +32,22 @@ def test_icount_instruction_budget(qemu):
     assert int(f["events"]) > 100000
     # icount: the TSC is 1 GHz, so ns and cycles agree.
     assert f["cycles_per_event"] == f["ns_per_event"]
+
+
+def test_bad_bench_option_is_refused_at_boot(qemu):
+    """bench= is checked when the command line is parsed, like every other
+    enumerated option: a bad value gets the cmdline: line naming it and what
+    is accepted, and leaves the choice made before it in place, so run=bench
+    still runs the event benchmark. Catches: bench= unchecked again (no
+    cmdline: line, and run=bench fails later with the shell's usage line), a
+    bad value that resets the choice to all."""
+    r = qemu("run=bench bench=event bench=foo exit", timeout=120)
+    assert r.rc == 0, r.out
+    assert r.has(r"^cmdline: bench=foo: invalid value: accepted: all\|ring\|event; left unchanged$"), r.out
+    assert not r.has(r"^error: "), r.out
+    f = bench_line(r, test="event")
+    assert int(f["events"]) == 10000, f
+    assert not r.has(r"^bench: test=ring ") and not r.has(r"^bench all: "), r.out
 
 
 def test_bench_bad_input_keeps_the_shell(shell):

@@ -11,7 +11,14 @@ def ppm(a, b):
 
 
 def tsc_lines(r):
-    return {f["ref"]: f for f in (r.fields(re.escape(l)) for l in r.all(r"^tsc: ref=\w+ freq_hz="))}
+    """{ref: fields} of the per-reference result lines; "used" is False for
+    one marked (not used)."""
+    out = {}
+    for l in r.all(r"^tsc: ref=\w+ freq_hz="):
+        f = r.fields(re.escape(l))
+        f["used"] = not l.endswith(" (not used)")
+        out[f["ref"]] = f
+    return out
 
 
 def check_summary(r):
@@ -22,11 +29,111 @@ def check_summary(r):
     return s
 
 
+# arch/x86/tsc.c's order of the references (ties go to the first) and the
+# ones whose rate the architecture fixes (docs/clock.md).
+REF_ORDER = ("pit", "hpet", "pmtimer", "cpuid")
+FIXED_RATE = {"pit", "pmtimer"}
+
+
+def ppb(decimal):
+    """A printed "<ppm>.<3 digits>" figure as integer ppb (it is exact)."""
+    whole, frac = decimal.split(".")
+    return int(whole) * 1000 + int(frac)
+
+
+def diff_ppb(a, b):
+    """calib_diff_ppb(): |a - b| as a part of b, in ppb, rounded down."""
+    return abs(a - b) * 10**9 // b
+
+
+def total_ppb(f):
+    """A reference's bound on the truth: its measurement and its oscillator."""
+    return ppb(f["err_ppm"]) + ppb(f["tol_ppm"])
+
+
+def agree(a, b):
+    """docs/clock.md: two references agree when their figures differ by at
+    most both err and both tol (calib_agree(): relative to the lower one)."""
+    fa, fb = int(a["freq_hz"]), int(b["freq_hz"])
+    return max(diff_ppb(fa, fb), diff_ppb(fb, fa)) <= total_ppb(a) + total_ppb(b)
+
+
+def best_of(refs, group):
+    return min(group, key=lambda n: (total_ppb(refs[n]), REF_ORDER.index(n)))
+
+
+def consensus(refs):
+    """The group and winner by the rule of docs/clock.md: the largest group
+    that agrees pairwise, then the one with more fixed rates, then the one
+    whose best err + tol is smallest; its winner is the member with the
+    smallest err + tol."""
+    names = [n for n in REF_ORDER if n in refs]
+    best = None
+    for mask in range(1, 1 << len(names)):
+        g = [n for i, n in enumerate(names) if mask >> i & 1]
+        if not all(agree(refs[a], refs[b]) for i, a in enumerate(g) for b in g[i + 1:]):
+            continue
+        rank = (len(g), len(FIXED_RATE.intersection(g)), -total_ppb(refs[best_of(refs, g)]))
+        if best is None or rank > best[0]:
+            best = (rank, g)
+    return best[1], best_of(refs, best[1])
+
+
+def check_consensus(r):
+    """The winner and the references used are the ones the documented
+    consensus gives from the figures printed; each one left out says so."""
+    s = check_summary(r)
+    refs = {n: f for n, f in tsc_lines(r).items()
+            if not r.has(rf"^tsc: ref={n} gives an impossible \d+ Hz; not used$")}
+    assert refs, r.out
+    group, winner = consensus(refs)
+    assert s["ref"] == winner, (s, refs)
+    w = refs[winner]
+    assert (s["freq_hz"], s["err_ppm"], s["tol_ppm"]) == (w["freq_hz"], w["err_ppm"], w["tol_ppm"])
+    assert sorted(n for n, f in refs.items() if f["used"]) == sorted(group), refs
+    for n in set(refs) - set(group):
+        assert r.has(rf"^tsc: ref={n} disagrees with {','.join(group)} \(\d+\.\d{{3}} ppm\); "
+                     rf"{n} not used$"), r.out
+    return s, refs
+
+
+def check_attempted(r, refs, names):
+    """Each of names was measured, or the kernel says why it gave nothing.
+    (Under plain TCG on a loaded host every PIT window can be disturbed:
+    then "tsc: ref=pit failed: too many windows rejected".)"""
+    for n in names:
+        assert n in refs or r.has(rf"^tsc: ref={n} failed: \S"), (n, r.out)
+
+
+def expected_mult_shift(hz):
+    """docs/clock.md: shift is the largest (at most 63) for which
+    mult = round(10^9 * 2^shift / hz), halves up, fits 32 bits."""
+    best = None
+    for shift in range(64):
+        mult = ((10**9 << shift) * 2 + hz) // (2 * hz)
+        if mult > 2**32 - 1:
+            break
+        best = (mult, shift)
+    return best
+
+
+def check_clock(r, hz):
+    """The boot CPU's conversion is built from the frequency printed: ns 0 at
+    the end of calibration, mult/2^shift ns per cycle."""
+    c = r.fields(r"^clock: cpu=0 ")
+    assert (int(c["mult"]), int(c["shift"])) == expected_mult_shift(hz), (c, hz)
+    assert int(c["offset_ns"]) == 0 and int(c["ns_base"]) == 0 and int(c["ns_frac"]) == 0, c
+    assert int(c["cycle_base"]) > 0, c
+    return c
+
+
 def test_icount_calibration_is_exact_and_reproducible(qemu):
     runs = [qemu("run=ktest exit", icount=True, timeout=240) for _ in range(2)]
     for r in runs:
         assert r.rc == 0, r.out
-        check_summary(r)
+        # The winner by consensus: the HPET's err is the smallest here, so
+        # a winner picked by err alone would be the HPET.
+        check_consensus(r)
         refs = tsc_lines(r)
         for name in ("pit", "hpet"):
             hz = int(refs[name]["freq_hz"])
@@ -45,6 +152,171 @@ def test_icount_calibration_is_exact_and_reproducible(qemu):
     for name in ("pit", "hpet", "pmtimer"):
         fa, fb = int(a[name]["freq_hz"]), int(b[name]["freq_hz"])
         assert ppm(fa, fb) <= float(a[name]["err_ppm"]) + float(b[name]["err_ppm"]), (name, fa, fb)
+
+
+def run_done_stamp(r):
+    """printk's stamp on the line that ends the run, in seconds."""
+    m = re.search(r"^\[\s*(\d+\.\d{6})\] run: done", r.out, re.M)
+    assert m, r.out
+    return float(m.group(1))
+
+
+def test_tcg_pit_and_hpet_agree(qemu):
+    """Plain TCG, every reference: under QEMU the PIT, HPET and PM timer all
+    count one virtual clock, so their figures must agree within their stated
+    bounds (a bound that does not cover the truth fails here), all of them
+    are used, and the winner is the one the consensus rule of docs/clock.md
+    gives. A reference whose windows were all disturbed (the PIT, on a
+    loaded host) must say so. Catches, e.g.: a winner picked by err alone
+    (the HPET's 500 ppm tolerance ignored: the HPET's err is often the
+    smallest), the summary line printing another reference's figures, a
+    clock built from another frequency than the one printed, printk left on
+    the uncalibrated clock."""
+    r = qemu("run=ktest exit")
+    assert r.rc == 0, r.out
+    s, refs = check_consensus(r)
+    check_attempted(r, refs, ("pit", "hpet", "pmtimer"))
+    assert len(refs) >= 2, r.out
+    assert all(f["used"] for f in refs.values()), refs
+    assert not r.has(r"^tsc: ref=\w+ disagrees with "), r.out
+    if "pit" in refs and "hpet" in refs:
+        assert agree(refs["pit"], refs["hpet"]), refs
+    assert r.has(r"^tsc: ref=cpuid absent: the CPU has no CPUID leaf 0x15$"), r.out
+    assert r.has(r"^tsc: invariant=no tsc_adjust=\w+ hypervisor=\"TCGTCGTCGTCG\"$")
+    assert r.has(r"^tsc: warning: the TSC is not known to be invariant")
+    check_clock(r, int(s["freq_hz"]))
+    # printk's clock runs once calibrated.
+    assert run_done_stamp(r) > 0, r.out
+    assert r.ktap()["tsc_matches_other_reference"]
+
+
+def test_no_hpet_falls_back(qemu):
+    """A machine without an HPET (no ACPI HPET table) still gets a clock,
+    from the PIT and the PM timer, and says why the HPET is not used. The
+    in-kernel check no longer needs an HPET: it runs (or skips only for a
+    failed window) against the fixed-rate reference that did not win.
+    Catches: the absent line missing, the HPET probed or measured without its
+    table, a boot that stops or goes unconverted without the HPET."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit", no_hpet=True)
+    assert r.rc == 0, r.out
+    assert r.has(r"^tsc: ref=hpet absent: no valid ACPI HPET table$"), r.out
+    assert not r.has(r"^tsc: hpet period_fs="), r.out
+    s, refs = check_consensus(r)
+    assert s["ref"] in ("pit", "pmtimer"), s
+    assert set(refs) <= {"pit", "pmtimer"}, refs
+    check_attempted(r, refs, ("pit", "pmtimer"))
+    check_clock(r, int(s["freq_hz"]))
+    ok = r.has(r"^ok \d+ tsc_matches_other_reference")
+    assert ok and ("# SKIP" not in ok or ok.endswith("# SKIP the other reference's window failed")), r.out
+    assert r.ktap()["tsc_matches_other_reference"]
+
+
+def test_clock_hpet_without_hpet_says_why_and_falls_back(qemu):
+    """clock=hpet on a machine without one: one line names the option, the
+    reason and the fallback, and calibration goes on as clock=auto (every
+    reference present measured, the consensus picks). Catches: the fallback
+    line missing, no fallback (nothing measured: freq_hz=0 ref=none), a
+    fallback to only one reference."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit clock=hpet", no_hpet=True)
+    assert r.rc == 0, r.out
+    assert r.has(r"^tsc: clock=hpet: no valid ACPI HPET table; falling back to clock=auto$"), r.out
+    s, refs = check_consensus(r)
+    assert s["ref"] in ("pit", "pmtimer"), s
+    assert set(refs) <= {"pit", "pmtimer"}, refs
+    check_attempted(r, refs, ("pit", "pmtimer"))
+    check_clock(r, int(s["freq_hz"]))
+    assert r.ktap()["tsc_matches_other_reference"]
+
+
+def test_clock_pit_measures_only_the_pit(qemu):
+    """clock=pit: the PIT alone is measured and used, with its tolerance;
+    the other references are neither measured nor reported absent. Under
+    icount, where the PIT's windows are not disturbed (on a loaded host
+    plain TCG can lose every one, and clock=pit then rightly falls back).
+    Catches: clock= ignored (every reference measured, the consensus picks)."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit clock=pit", icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    s = check_summary(r)
+    assert s["ref"] == "pit" and s["tol_ppm"] == "100.000", s
+    refs = tsc_lines(r)
+    assert set(refs) == {"pit"}, refs
+    assert (s["freq_hz"], s["err_ppm"]) == (refs["pit"]["freq_hz"], refs["pit"]["err_ppm"]), s
+    assert r.has(r"^tsc: pit method=(msb|gate) freq_hz=\d+ "), r.out
+    assert not r.has(r"^tsc: ref=(hpet|pmtimer|cpuid) "), r.out
+    check_clock(r, int(s["freq_hz"]))
+    assert r.ktap()["tsc_matches_other_reference"]
+
+
+def test_user_frequency_skips_calibration(qemu):
+    """tsc_hz= sets the frequency by hand: no reference is probed or
+    measured, the result says ref=user with no error or tolerance, the clock
+    is built from it (0.5 ns per cycle at 2 GHz), and the in-kernel check
+    says why it does not run. Catches: tsc_hz= ignored (calibration runs),
+    the clock built from another frequency."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit tsc_hz=2000000000")
+    assert r.rc == 0, r.out
+    assert r.has(r"^tsc: freq_hz=2000000000 ref=user err_ppm=0\.000 tol_ppm=0\.000 invariant=no$"), r.out
+    assert not tsc_lines(r)
+    assert not r.has(r"^tsc: (ref=|pit method=|hpet period_fs=|refine)"), r.out
+    clock = check_clock(r, 2_000_000_000)
+    assert int(clock["mult"]) / 2 ** int(clock["shift"]) == 0.5, clock
+    assert r.has(r"^ok 1 tsc_matches_other_reference # SKIP tsc_hz= set the frequency by hand$"), r.out
+
+
+def test_refinement_window(qemu):
+    """tsc.refine_ms=300 against the HPET: one 300 ms window after the
+    rounds. Its result replaces the rounds' only when its bound is smaller,
+    and whatever is used is what the clock is built from. The rounds and the
+    refinement measure one thing, so they agree within their two bounds.
+    Catches: tsc.refine_ms= ignored (no refine line), a better refined result
+    dropped, a refined result not carried into the summary or the clock, a
+    refined bound that does not cover the truth.
+    Under icount, where the HPET's windows are not disturbed and a 300 ms
+    window's bound is always below the 50 ms rounds' (so a dropped better
+    result is seen every time)."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit clock=hpet tsc.refine_ms=300",
+             icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    f = r.fields(r"^tsc: refine ref=hpet window_ms=300 ")
+    s = check_summary(r)
+    assert s["ref"] == "hpet" and s["tol_ppm"] == "500.000", s
+    hpet = tsc_lines(r)["hpet"]
+    assert (s["freq_hz"], s["err_ppm"]) == (hpet["freq_hz"], hpet["err_ppm"]), (s, hpet)
+    assert ppb(s["err_ppm"]) <= ppb(f["err_ppm"]), (s, f)
+    if ppb(s["err_ppm"]) == ppb(f["err_ppm"]):
+        assert s["freq_hz"] == f["freq_hz"], (s, f)     # the refined result is the one used
+    fs, fr = int(s["freq_hz"]), int(f["freq_hz"])
+    # The refined bound covers the truth: under icount the TSC is 1 GHz.
+    assert diff_ppb(fr, ICOUNT_HZ) <= ppb(f["err_ppm"]), f
+    assert max(diff_ppb(fs, fr), diff_ppb(fr, fs)) <= ppb(s["err_ppm"]) + ppb(f["err_ppm"]) + 1, (s, f)
+    check_clock(r, fs)
+    assert r.ktap()["tsc_matches_other_reference"]
+
+
+def test_bad_clock_options(qemu):
+    """Each bad value gets one cmdline: line naming the option, the value and
+    what is accepted, and leaves the option as it was: clock=pit stays pit
+    after clock=foo, tsc.refine_ms=100 stays 100 after -5 (and is refused
+    against the PIT, which cannot time it, with the reason), tsc_hz stays
+    unset after abc and 0, so calibration runs. Catches: a bad value
+    accepted, a bad value that resets the option to its default instead of
+    leaving it, a missing or vague error line. Under icount, as
+    test_clock_pit_measures_only_the_pit."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit clock=pit clock=foo "
+             "tsc.refine_ms=100 tsc.refine_ms=-5 tsc_hz=abc tsc_hz=0", icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    assert r.has(r"^cmdline: tsc_hz=abc: invalid value: not a number; accepted: integer 1000000\.\.20000000000; left unchanged$"), r.out
+    assert r.has(r"^cmdline: tsc_hz=0: invalid value: out of range; accepted: 1000000\.\.20000000000; left unchanged$"), r.out
+    assert r.has(r"^cmdline: clock=foo: invalid value: accepted: auto\|pit\|hpet\|pmtimer\|cpuid; left unchanged$"), r.out
+    assert r.has(r"^cmdline: tsc\.refine_ms=-5: invalid value: .*accepted: integer 0\.\.10000; left unchanged$"), r.out
+    assert len(r.all(r"^cmdline: ")) == 4, r.out
+    s = check_summary(r)
+    assert s["ref"] == "pit", s
+    assert set(tsc_lines(r)) == {"pit"}
+    assert r.has(r"^tsc: refine_ms=100 skipped: refinement needs the HPET or the PM timer "
+                 r"\(up to 2000 ms\) as reference$"), r.out
+    check_clock(r, int(s["freq_hz"]))
+    assert r.ktap()["tsc_matches_other_reference"]
 
 
 @pytest.mark.parametrize("period_fs", [5_000_000, 20_000_000])
