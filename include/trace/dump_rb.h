@@ -1,6 +1,6 @@
 /*
  * From the live ring buffer to the dump structs: the only part of the dump
- * code that knows struct rb_stats and struct rb_read.  Linked by the kernel
+ * code that knows struct rb_stats.  Linked by the kernel
  * and the host tests; the host decoder does without it.
  */
 #ifndef TRACE_DUMP_RB_H
@@ -11,8 +11,5 @@
 
 /* Fill *out (all of it, reason NUL-padded) from cpu's ring_buffer_stats(). */
 void dump_stats_from_rb(struct dump_stats *out, uint32_t cpu, const struct rb_stats *st);
-
-/* dump_write_page() for a page just taken with ring_buffer_read_page(). */
-void dump_write_rb_page(struct dump_writer *w, uint32_t cpu, const struct rb_read *rd);
 
 #endif
