@@ -10,12 +10,13 @@
 #include "kernel/console.h"
 #include "kernel/bench.h"
 #include "kernel/demo.h"
+#include "kernel/dump.h"
 #include "kernel/jobs.h"
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", NULL };
+static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", "dump", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -49,6 +50,8 @@ static bool run_one(const char *name, size_t len)
 		return demo_run();
 	if (len == 4 && !strncmp(name, "echo", 4))
 		return job_echo();
+	if (len == 4 && !strncmp(name, "dump", 4))
+		return dump_default();	/* what the buffers hold now, as dump= says */
 	return false;
 }
 

@@ -140,7 +140,8 @@ def ktest_dump(qemu, decoder, tmp_path, ktest, opts=()):
     """Run one ktest that dumps (text and binary); the decoder's text of the
     binary dump must be the kernel's text. Returns the capture and that text."""
     cap = tmp_path / "serial.bin"
-    r = qemu(f"run=ktest ktest={ktest} exit dump=text,bin dump.last=0", serial=cap, opts=opts)
+    r = qemu(f"run=ktest,dump ktest={ktest} exit dump=text,bin dump.last=0", serial=cap,
+             opts=opts)
     assert r.rc == 0, r.out
     ktext = kernel_text(cap.read_bytes())
     d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
