@@ -153,25 +153,6 @@ uint32_t trace_bprint_encode(uint8_t *buf, uint32_t cap, const char *fmt, va_lis
 
 /* ---- formatting ---- */
 
-struct out {
-	char *buf;
-	size_t size, len;
-};
-
-static void out_fmt(struct out *o, const char *fmt, ...) __printf(2, 3);
-
-static void out_fmt(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = o->len < o->size ? o->size - o->len : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = kvsnprintf(room ? o->buf + o->len : 0, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n;
-}
 
 static bool get8b(const uint8_t *a, uint32_t len, uint32_t *at, uint64_t *v)
 {
@@ -227,7 +208,7 @@ static void spec_numbers(const struct spec *s, int *width, int *prec)
 
 int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *a, uint32_t len)
 {
-	struct out o = { buf, size, 0 };
+	struct kbuf o = { buf, size, 0 };
 	const char *p = fmt;
 	uint32_t at = 0;
 	struct spec s;
@@ -244,17 +225,17 @@ int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *
 		while (*p && *p != '%')
 			p++;
 		if (p > lit)
-			out_fmt(&o, "%.*s", (int)(p - lit), lit);
+			kbuf_printf(&o, "%.*s", (int)(p - lit), lit);
 		if (!*p)
 			break;
 		p++;
 		parse_spec(&p, &s);
 		if (!s.conv) {
-			out_fmt(&o, "%%?");
+			kbuf_printf(&o, "%%?");
 			break;
 		}
 		if (s.conv == '%') {
-			out_fmt(&o, "%%");
+			kbuf_printf(&o, "%%");
 			continue;
 		}
 		spec_numbers(&s, &width, &prec);
@@ -297,7 +278,7 @@ int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *
 				}
 				str[k] = 0;
 				plain_spec(&s, width, prec, left, spec, sizeof(spec), "");
-				out_fmt(&o, spec, str);
+				kbuf_printf(&o, spec, str);
 			}
 			at += 2 + n;
 			continue;
@@ -305,20 +286,20 @@ int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *
 		if (!get8b(a, len, &at, &v))
 			goto short_args;
 		if (s.conv == 'p') {
-			out_fmt(&o, "0x%llx", (unsigned long long)v);
+			kbuf_printf(&o, "0x%llx", (unsigned long long)v);
 		} else if (s.conv == 'c') {
 			plain_spec(&s, width, -1, left, spec, sizeof(spec), "");
-			out_fmt(&o, spec, (int)(unsigned char)v);
+			kbuf_printf(&o, spec, (int)(unsigned char)v);
 		} else {
 			plain_spec(&s, width, prec, left, spec, sizeof(spec), "ll");
 			if (is_signed_conv(s.conv))
-				out_fmt(&o, spec, (long long)v);
+				kbuf_printf(&o, spec, (long long)v);
 			else
-				out_fmt(&o, spec, (unsigned long long)v);
+				kbuf_printf(&o, spec, (unsigned long long)v);
 		}
 	}
 	return (int)o.len;
 short_args:
-	out_fmt(&o, "[...]");
+	kbuf_printf(&o, "[...]");
 	return (int)o.len;
 }

@@ -118,36 +118,16 @@ const char *trace_field_string(const struct trace_event_view *v, const struct tr
 	return (const char *)v->data + (loc & 0xffffu);
 }
 
-/* The output so far, snprintf-style: len may pass size. */
-struct fmt_out {
-	char *buf;
-	size_t size, len;
-};
 
-static void out_add(struct fmt_out *o, const char *fmt, ...) __printf(2, 3);
-
-static void out_add(struct fmt_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = o->len < o->size ? o->size - o->len : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = kvsnprintf(room ? o->buf + o->len : 0, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n;
-}
-
-static void out_text(struct fmt_out *o, const char *s, uint32_t n)
+static void out_text(struct kbuf *o, const char *s, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		char c = s[i];
-		out_add(o, "%c", c >= 0x20 && c < 0x7f ? c : '?');
+		kbuf_printf(o, "%c", c >= 0x20 && c < 0x7f ? c : '?');
 	}
 }
 
-static void put_field(struct fmt_out *o, const struct trace_event_view *v,
+static void put_field(struct kbuf *o, const struct trace_event_view *v,
 		      const struct trace_field_def *f, const struct trace_symbols *syms)
 {
 	uint64_t x, off = 0;
@@ -159,19 +139,19 @@ static void put_field(struct fmt_out *o, const struct trace_event_view *v,
 	case TRACE_FIELD_INT:
 		x = trace_field_value(v, f);
 		if (f->display == TRACE_DISPLAY_HEX)
-			out_add(o, "0x%llx", (unsigned long long)x);
+			kbuf_printf(o, "0x%llx", (unsigned long long)x);
 		else if (f->is_signed)
-			out_add(o, "%lld", (long long)x);
+			kbuf_printf(o, "%lld", (long long)x);
 		else
-			out_add(o, "%llu", (unsigned long long)x);
+			kbuf_printf(o, "%llu", (unsigned long long)x);
 		break;
 	case TRACE_FIELD_SYM:
 		x = trace_field_value(v, f);
 		s = syms && syms->lookup ? syms->lookup(syms->ctx, x, &off) : 0;
 		if (s)
-			out_add(o, "%s+0x%llx", s, (unsigned long long)off);
+			kbuf_printf(o, "%s+0x%llx", s, (unsigned long long)off);
 		else
-			out_add(o, "0x%llx", (unsigned long long)x);
+			kbuf_printf(o, "0x%llx", (unsigned long long)x);
 		break;
 	case TRACE_FIELD_ENUM:
 		x = trace_field_value(v, f);
@@ -179,25 +159,25 @@ static void put_field(struct fmt_out *o, const struct trace_event_view *v,
 			if (f->enums[n].value == x && f->enums[n].name)
 				break;
 		if (n < f->nenums)
-			out_add(o, "%s", f->enums[n].name);
+			kbuf_printf(o, "%s", f->enums[n].name);
 		else
-			out_add(o, "%llu", (unsigned long long)x);
+			kbuf_printf(o, "%llu", (unsigned long long)x);
 		break;
 	case TRACE_FIELD_CHARS:
 	case TRACE_FIELD_STR:
 		s = trace_field_string(v, f, &n, &cut);
 		out_text(o, s, n);
 		if (cut)
-			out_add(o, "...");
+			kbuf_printf(o, "...");
 		break;
 	case TRACE_FIELD_BPRINT:	/* outside a bprint event: its size only */
-		out_add(o, "[%u bytes]", (unsigned)((load_le(v->data + f->offset, 4) >> 16) & 0x7fffu));
+		kbuf_printf(o, "[%u bytes]", (unsigned)((load_le(v->data + f->offset, 4) >> 16) & 0x7fffu));
 		break;
 	}
 }
 
 /* The message of a trace_printk event: its format (from syms) with its arguments. */
-static void put_bprint(struct fmt_out *o, const struct trace_event_view *v,
+static void put_bprint(struct kbuf *o, const struct trace_event_view *v,
 		       const struct trace_field_def *args, uint64_t fmt_addr,
 		       const struct trace_symbols *syms)
 {
@@ -207,7 +187,7 @@ static void put_bprint(struct fmt_out *o, const struct trace_event_view *v,
 	size_t n;
 
 	if (!fmt) {
-		out_add(o, "[format 0x%llx unknown]", (unsigned long long)fmt_addr);
+		kbuf_printf(o, "[format 0x%llx unknown]", (unsigned long long)fmt_addr);
 		return;
 	}
 	trace_bprint_format(msg, sizeof(msg), fmt, v->data + (loc & 0xffffu), (loc >> 16) & 0x7fffu);
@@ -220,7 +200,7 @@ static void put_bprint(struct fmt_out *o, const struct trace_event_view *v,
 int trace_event_bprint_message(const struct trace_event_view *v, const struct trace_symbols *syms,
 			       char *buf, size_t size)
 {
-	struct fmt_out o = { buf, size, 0 };
+	struct kbuf o = { buf, size, 0 };
 
 	if (size)
 		buf[0] = 0;
@@ -239,7 +219,7 @@ bool trace_event_is_bprint(const struct trace_event_def *d)
 int trace_event_format(const struct trace_event_view *v, const struct trace_symbols *syms,
 		       char *buf, size_t size)
 {
-	struct fmt_out o = { buf, size, 0 };
+	struct kbuf o = { buf, size, 0 };
 
 	if (size)
 		buf[0] = 0;
@@ -248,15 +228,15 @@ int trace_event_format(const struct trace_event_view *v, const struct trace_symb
 		const char *fn = syms && syms->lookup ? syms->lookup(syms->ctx, ip, &off) : 0;
 
 		if (fn)
-			out_add(&o, "%s: ", fn);
+			kbuf_printf(&o, "%s: ", fn);
 		else
-			out_add(&o, "0x%llx: ", (unsigned long long)ip);
+			kbuf_printf(&o, "0x%llx: ", (unsigned long long)ip);
 		put_bprint(&o, v, &v->def->fields[2], trace_field_value(v, &v->def->fields[1]), syms);
 		return (int)o.len;
 	}
 	for (uint32_t i = 0; v->def && i < v->def->nfields; i++) {
 		const struct trace_field_def *f = &v->def->fields[i];
-		out_add(&o, "%s%s=", i ? " " : "", f->name);
+		kbuf_printf(&o, "%s%s=", i ? " " : "", f->name);
 		put_field(&o, v, f, syms);
 	}
 	return (int)o.len;

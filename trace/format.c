@@ -249,3 +249,16 @@ int ksnprintf(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 	return n;
 }
+
+void kbuf_printf(struct kbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = b->len < b->size ? b->size - b->len : 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = kvsnprintf(room ? b->buf + b->len : 0, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n;
+}

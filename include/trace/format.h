@@ -16,4 +16,11 @@
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int ksnprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
 
+/* Output built piece by piece, snprintf-style: len may pass size (then cut, NUL-terminated). */
+struct kbuf {
+	char *buf;		/* may be NULL when size is 0 */
+	size_t size, len;
+};
+void kbuf_printf(struct kbuf *b, const char *fmt, ...) __printf(2, 3);
+
 #endif
