@@ -178,6 +178,7 @@ KTEST(static_key_refuses_changed_site)
 	if (why)
 		return why;
 	KT_ASSERT(text_poke((void *)(uintptr_t)l.e[1]->code, nops, JUMP_LABEL_LEN));
+	text_sync();	/* b is idle elsewhere, but no CPU may keep its old bytes */
 	printk("ktest: static_key_refuses_changed_site corrupted=0x%llx\n",
 	       (unsigned long long)l.e[1]->code);
 
@@ -192,6 +193,7 @@ KTEST(static_key_refuses_changed_site)
 	KT_ASSERT(!memcmp((const void *)(uintptr_t)l.e[1]->code, nops, JUMP_LABEL_LEN));
 
 	KT_ASSERT(text_poke((void *)(uintptr_t)l.e[1]->code, nop5, JUMP_LABEL_LEN));
+	text_sync();
 	for (unsigned i = 0; i < NSITES; i++)
 		KT_ASSERT(site_is_nop(l.e[i]));
 	KT_ASSERT(paths_are(false));
