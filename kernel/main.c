@@ -12,6 +12,7 @@
 #include <arch/paging.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/text_poke.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include <arch/uart.h>
@@ -66,6 +67,7 @@ void kernel_main(uint32_t mbi_phys)
 	tsc_init();					/* calibrate; printk gets a clock */
 	lapic_init_bsp();				/* local APIC, 8259s masked */
 	lapic_timer_calibrate();			/* timer rate against the TSC */
+	text_poke_init();				/* code read-only before APs start */
 	smp_init();					/* start APs, measure their TSCs */
 	tracing_init();					/* a ring buffer per CPU, recording */
 

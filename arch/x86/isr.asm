@@ -1,8 +1,8 @@
 ; Interrupt entry stubs. Each vector pushes a dummy error code when the CPU
 ; does not, then its vector number, and joins isr_common, which saves the
 ; general registers as a struct trap_frame (arch/trap.h) and calls
-; trap_dispatch(frame); #UD joins isr_common_noiret, the same but returning
-; without iretq (see there). Stack after the pushes, from the top (lowest address):
+; trap_dispatch(frame); #BP and #UD join isr_common_noiret, the same but
+; returning without iretq (see there). Stack after the pushes, from the top (lowest address):
 ;
 ;   rsp -> r15 r14 r13 r12 r11 r10 r9 r8 rbp rdi rsi rdx rcx rbx rax
 ;          vector error_code | rip cs rflags rsp ss   (pushed by the CPU)
@@ -23,8 +23,8 @@ isr_stub_%1:
 	jmp isr_common
 %endmacro
 
-; #UD returns without iretq (isr_common_noiret below).
-%macro STUB_UD 1
+; #BP and #UD return without iretq (isr_common_noiret below).
+%macro STUB_NOIRET 1
 isr_stub_%1:
 	push 0
 	push %1
@@ -42,8 +42,8 @@ isr_stub_%1:
 %rep 256
 %if v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30
 	STUB_ERR v
-%elif v == 6
-	STUB_UD v
+%elif v == 3 || v == 6
+	STUB_NOIRET v
 %else
 	STUB_NOERR v
 %endif
@@ -91,11 +91,13 @@ isr_common:
 	add rsp, 16		; vector and error code
 	iretq
 
-; The #UD path. The only #UD that returns is a TSC read rewritten by
-; inject.tsc_skew (arch/x86/tsc_inject.c), and it may sit in an NMI handler:
+; The #BP and #UD path. The only #UD that returns is a TSC read rewritten by
+; inject.tsc_skew (arch/x86/tsc_inject.c), the only #BP (ktests aside) a
+; static-key site being patched (arch/x86/jump_label.c), and either may sit
+; in an NMI handler:
 ; an iretq there would end the CPU's NMI blocking early, and the next NMI
 ; would nest on the NMI's IST stack. So return the way a function does.
-; This kernel runs only at CPL 0 and #UD has no IST stack, so the CPU pushed
+; This kernel runs only at CPL 0 and neither has an IST stack, so the CPU pushed
 ; the frame on the interrupted stack itself: with t = the interrupted RSP,
 ; the frame's top is t or t - 8 (the CPU aligned RSP to 16 first), so its
 ; rip slot is at t - 40 or t - 48, and the stub's words and the saved

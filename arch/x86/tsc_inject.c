@@ -32,7 +32,8 @@
  *     arch_stamp() (arch/trace_arch.h), which list their sites; a read
  *     written elsewhere would see the real TSC;
  *   - the boot CPU patches while no AP runs kernel code, so no CPU can
- *     execute a site while it changes;
+ *     execute a site while it changes; it writes through text_poke(),
+ *     the kernel's code being read-only by then;
  *   - the #UD is taken on the current stack, IST stacks included, and
  *     returns without iretq (isr_common_noiret in isr.asm: popfq, then a
  *     ret to the instruction after the site), because an iretq would end
@@ -46,6 +47,7 @@
 #include <stddef.h>
 #include <arch/cpu.h>
 #include <arch/percpu.h>
+#include <arch/text_poke.h>
 #include <arch/trap.h>
 #include <arch/tsc_inject.h>
 #include <arch/tsc_site.h>
@@ -181,8 +183,10 @@ int64_t tsc_inject_init(void)
 	trap_set_handler(VEC_UD, on_ud);
 	active = true;	/* before the first rewritten site can run */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++)
-		((volatile uint8_t *)(uintptr_t)s->addr)[1] = OP_UD2;
+	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++) {
+		uint8_t ud2 = OP_UD2;
+		text_poke((void *)(uintptr_t)(s->addr + 1), &ud2, 1);	/* .text is read-only */
+	}
 	cpuid(0, 0);	/* serialising: no stale prefetch of a rewritten site */
 	printk("tsc: inject.tsc_skew=%lld: %u TSC reads rewritten; every AP's TSC reads that "
 	       "many cycles ahead of the boot CPU's\n", (long long)skew, n);

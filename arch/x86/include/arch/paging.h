@@ -2,6 +2,7 @@
 #ifndef ARCH_PAGING_H
 #define ARCH_PAGING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PAGING_BOOT_LIMIT	0x100000000ull	/* boot/entry.asm maps 0..4 GiB */
@@ -13,5 +14,25 @@
  */
 uint64_t paging_map_identity(uint64_t end);
 uint64_t paging_mapped_limit(void);
+
+/*
+ * Make [start, end) of the identity map read-only, in 4 KiB pages (the 2
+ * MiB pages it touches are split). Boot CPU, before any AP starts: other
+ * CPUs' TLBs are not flushed. False if a page table could not be had.
+ */
+bool paging_protect(uint64_t start, uint64_t end);
+
+/*
+ * A page table mapping the 2 MiB at va, outside the identity map, every
+ * entry empty: the caller fills entries and flushes them itself. NULL if
+ * va is in PML4 slot 0 (the identity map), its slot is taken, or no page.
+ */
+uint64_t *paging_map_window(uint64_t va);
+
+/*
+ * The entry that maps va (the last level walked) and its page size, and
+ * whether every level along the way allows writes; 0 if va is unmapped.
+ */
+uint64_t paging_lookup(uint64_t va, uint64_t *page_size, bool *writable);
 
 #endif
