@@ -45,10 +45,10 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c \
-	trace/event_catalog.c trace/event_fmt.c trace/bprint.c
+	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c
 
 # EVENTS_EXTRA=FILE: a kernel with the events of FILE appended to the event
 # list (a build option for tests: make kernel BUILD=build/events-extra
@@ -197,7 +197,7 @@ run: deps
 .PHONY: tools test-tools
 # The dump reader and text formatter, the one list every host program that
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
-DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
+DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode

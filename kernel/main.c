@@ -22,6 +22,7 @@
 #include "kernel/console.h"
 #include "kernel/jobs.h"
 #include "kernel/memory.h"
+#include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
 
 #ifndef BARETRACE_VERSION
@@ -68,6 +69,7 @@ void kernel_main(uint32_t mbi_phys)
 	lapic_init_bsp();				/* local APIC, 8259s masked */
 	lapic_timer_calibrate();			/* timer rate against the TSC */
 	text_poke_init();				/* code read-only before APs start */
+	trace_events_init();				/* trace.events=: patch the event sites */
 	smp_init();					/* start APs, measure their TSCs */
 	tracing_init();					/* a ring buffer per CPU, recording */
 

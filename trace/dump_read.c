@@ -568,11 +568,11 @@ static void do_events(struct proc *P, const struct dump_item *it)
 	struct ev_dec d = { it->payload, it->h.len, 0, false, 0 };
 	struct trace_event_def *e = desc_take(P, sizeof(*e));
 	struct trace_field_def *fs;
-	uint32_t id, fixed, nf;
+	uint32_t id, fixed, nf, flags;
 	id = dec_u16(&d);
 	fixed = dec_u16(&d);
 	nf = dec_u8(&d);
-	dec_u8(&d);
+	flags = dec_u8(&d);	/* bits it does not know: from a later kernel, ignored */
 	if (id == 0 || id == 0xffffu)
 		dec_fail(&d, "id 0 or 65535");
 	if (fixed < 4 || fixed % 4 || fixed > TRACE_EVENT_PAYLOAD_MAX)
@@ -584,6 +584,7 @@ static void do_events(struct proc *P, const struct dump_item *it)
 		e->id = (uint16_t)id;
 		e->fixed = (uint16_t)fixed;
 		e->nfields = (uint8_t)nf;
+		e->flags = (uint8_t)(flags & TRACE_EVENT_FLAGS_KNOWN);
 		e->fields = fs;
 	}
 	{

@@ -94,7 +94,7 @@ static void enc_event(struct ev_enc *e, const struct trace_event_def *d)
 	enc_u16(e, d->id);
 	enc_u16(e, d->fixed);
 	enc_u8(e, d->nfields);
-	enc_u8(e, 0);
+	enc_u8(e, d->flags);
 	enc_str(e, d->system);
 	enc_str(e, d->name);
 	enc_str(e, d->fmt);
@@ -145,12 +145,20 @@ static void enc_event_frame(struct ev_enc *e, const void *arg)
 	enc_event(e, arg);
 }
 
-void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat)
+void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat,
+		       const uint8_t *enabled)
 {
 	for (uint32_t id = 1; id < cat->nr_ids; id++) {
 		const struct trace_event_def *d = trace_catalog_get(cat, id);
-		if (d)
-			emit_encoded(w, DUMP_FRAME_EVENTS, enc_event_frame, d);
+		struct trace_event_def copy;
+
+		if (!d)
+			continue;
+		copy = *d;
+		if (enabled)
+			copy.flags = (uint8_t)((d->flags & ~TRACE_EVENT_DISABLED) |
+					       (enabled[id] ? 0 : TRACE_EVENT_DISABLED));
+		emit_encoded(w, DUMP_FRAME_EVENTS, enc_event_frame, &copy);
 	}
 }
 

@@ -28,6 +28,7 @@
 
 #include <trace/format.h>
 #include <trace/text.h>
+#include <trace/event_select.h>
 
 #define TEXT_LINE_MAX	1280	/* an event's fields at their longest (strings), cut beyond */
 
@@ -337,7 +338,7 @@ static uint32_t count_invalid(const struct text_cursor *ks, uint32_t n)
 }
 
 static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t n,
-		       const struct trace_sink *out)
+		       const struct trace_text_opts *opts, const struct trace_sink *out)
 {
 	static const char *const clock_notes[] = {
 		[TRACE_CLOCK_TRUSTED] = "",
@@ -386,6 +387,14 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 			line_add(&l, " state=no-buffer");
 		line_put(&l, out);
 	}
+	/* Which events were recording (a state the dump's descriptions carry). */
+	line_add(&l, "# events: ");
+	trace_events_summary(l.buf + l.len, sizeof(l.buf) - l.len,
+			     opts->catalog ? opts->catalog : &trace_builtin_catalog,
+			     opts->enabled);
+	while (l.buf[l.len])
+		l.len++;
+	line_put(&l, out);
 	/* Say why some lines carry 'U'. */
 	for (i = 0; i < n; i++)
 		seen |= 1u << clock_state(ks[i].c);
@@ -564,7 +573,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		}
 		sum->events += k->events;
 	}
-	put_header(nr_cpus, ks, n, out);
+	put_header(nr_cpus, ks, n, opts, out);
 
 	if (opts->last && opts->last < sum->events)
 		skip = sum->events - opts->last;

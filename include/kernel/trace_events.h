@@ -10,12 +10,25 @@
  * string is measured once before the reservation (at most its bound),
  * then copied: if it changes meanwhile, the bytes kept are still exactly
  * the length reserved, NUL-terminated.
+ *
+ * Each event has a static key (trace_event_keys[TEV_<name>], set by
+ * `trace.events=` and the shell's `events`; kernel/tracer/events_ctl.c).
+ * A disabled event's call site is one 5-byte NOP that falls through to
+ * "return -RB_EOFF"; enabled, the NOP is a jmp to the write.  A host
+ * program that includes this file defines trace_event_enabled(name)
+ * first (dump_sim.c: always true).
  */
 #ifndef KERNEL_TRACE_EVENTS_H
 #define KERNEL_TRACE_EVENTS_H
 
 #include <stdint.h>
 #include "trace/events.h"
+
+#ifndef trace_event_enabled
+#include "kernel/static_key.h"
+extern struct static_key trace_event_keys[TEV_MAX];
+#define trace_event_enabled(name)	static_branch_unlikely(&trace_event_keys[TEV_##name])
+#endif
 
 /* Characters of s before its NUL, at most max. */
 static __always_inline uint32_t trace_strnlen(const char *s, uint32_t max)
@@ -108,9 +121,15 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_ASSIGN_ENUM(n, x)		te_rec->n = n;
 #define TE_ASSIGN_BPRINT(n, x)		te_rec->n = trace_put_bytes((uint8_t *)te_rec, &te_at, n);
 
-/* Locals are te_*: field names are the parameters' and must not collide. */
+#define TE_ARG(kind, t, n, x, conv)	n
+
+/*
+ * Locals are te_*: field names are the parameters' and must not collide.
+ * __trace_<name>() writes; trace_<name>() is the call site, its key's NOP
+ * first so that a disabled event evaluates nothing else.
+ */
 #define TRACE_EVENT(sys, name, ...)						\
-	static __always_inline int trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__))	\
+	static __always_inline int __trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__)) \
 	{									\
 		struct rb_cpu_buffer *te_cb = this_cpu_rb();			\
 		struct trace_ev_##name *te_rec;					\
@@ -127,6 +146,12 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 			ring_buffer_commit(te_cb);				\
 		}								\
 		return te_err;							\
+	}									\
+	static __always_inline int trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__))	\
+	{									\
+		if (trace_event_enabled(name))					\
+			return __trace_##name(TE_LIST(TE_ARG, __VA_ARGS__));	\
+		return -RB_EOFF;						\
 	}
 #include "trace/event_list.h"
 

@@ -110,13 +110,15 @@ enum dump_frame_type {
  * EVENTS frame: the description of one event (struct trace_event_def),
  * byte-packed, little-endian, strings as u16 length + bytes (no NUL):
  *
- *	u16 id, u16 fixed, u8 nfields, u8 0
+ *	u16 id, u16 fixed, u8 nfields, u8 flags
  *	str system, str name, str fmt
  *	per field:  str name, u8 kind, u8 display, u8 is_signed, u8 0,
  *	            u16 offset, u16 size, u16 max, u16 nenums,
  *	            per enum entry: u64 value, str name
  *
- * Sent after BEGIN and before any PAGE, one frame per event the kernel
+ * flags bit 0 (TRACE_EVENT_DISABLED): the event was disabled when the
+ * dump was taken; other bits are 0 (a reader ignores the ones it does not
+ * know).  Sent after BEGIN and before any PAGE, one frame per event the kernel
  * has.  Names are C identifiers of at most DUMP_NAME_MAX bytes; a reader
  * refuses a description that breaks a rule of <trace/event_fmt.h>'s
  * parser (and reports it) rather than read pages with it.

@@ -8,7 +8,7 @@
  *
  *   struct dump_writer w;
  *   dump_write_begin(&w, &sink, id, &begin);      seq 0
- *   dump_write_events(&w, &trace_builtin_catalog); one per event
+ *   dump_write_events(&w, &trace_builtin_catalog, on); one per event
  *   dump_write_clock(&w, &clock);                 one per CPU id
  *   dump_write_page(&w, cpu, page, size, ov, dr); each page, any order of CPUs
  *   dump_write_stats(&w, &stats);                 one per CPU id, after its pages
@@ -39,8 +39,13 @@ struct dump_writer {
 void dump_write_begin(struct dump_writer *w, const struct trace_sink *sink,
 		      uint16_t dump_id, const struct dump_begin *begin);
 
-/* The description of every event cat has (one EVENTS frame each), before any page. */
-void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat);
+/*
+ * The description of every event cat has (one EVENTS frame each), before
+ * any page.  enabled[id] (or NULL: each description's own flags) sets the
+ * TRACE_EVENT_DISABLED flag each frame carries.
+ */
+void dump_write_events(struct dump_writer *w, const struct trace_catalog *cat,
+		       const uint8_t *enabled);
 
 /* A symbol table to send: symbol i's name and address, ascending by address. */
 struct dump_syms_src {

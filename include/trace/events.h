@@ -98,11 +98,16 @@ struct trace_field_def {
 	const struct trace_enum_entry *enums;
 };
 
+/* An event's flags: in a capture, its state when the dump was taken. */
+#define TRACE_EVENT_DISABLED	0x01u	/* its static key was off */
+#define TRACE_EVENT_FLAGS_KNOWN	TRACE_EVENT_DISABLED
+
 /* One event: what a reader needs to print it with nothing else. */
 struct trace_event_def {
 	uint16_t id;			/* enum trace_event_id (or a capture's id) */
 	uint16_t fixed;			/* bytes of the fixed part, header included */
 	uint8_t nfields;
+	uint8_t flags;			/* TRACE_EVENT_DISABLED: as a dump found it */
 	const char *system, *name;
 	const char *fmt;		/* printf-style: "a=%u b=%s" in field order */
 	const struct trace_field_def *fields;

@@ -125,6 +125,7 @@ struct trace_text_opts {
 	uint32_t cpu;			/* only this CPU id; TRACE_TEXT_ALL_CPUS: every one */
 	const struct trace_catalog *catalog; /* the events described; NULL: built-in */
 	const struct trace_symbols *syms; /* for code addresses; NULL: none */
+	const uint8_t *enabled;		/* events recording, by id; NULL: the catalog's flags */
 };
 
 /*

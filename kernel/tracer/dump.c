@@ -21,6 +21,7 @@
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
 #include "kernel/trace_printk.h"
+#include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
@@ -195,7 +196,8 @@ bool dump_text(uint32_t cpu, uint64_t last)
 	 * dumps run one at a time, as the snapshot they read is shared too. */
 	static struct trace_text_cpu tc[MAX_CPUS];
 	struct trace_text_opts opts = { .last = last, .cpu = cpu == DUMP_ALL_CPUS ?
-					TRACE_TEXT_ALL_CPUS : cpu, .syms = &kernel_syms };
+					TRACE_TEXT_ALL_CPUS : cpu, .syms = &kernel_syms,
+					.enabled = trace_events_enabled() };
 	struct trace_sink sink = { sink_text, NULL };
 	struct trace_text_summary sum;
 
@@ -236,7 +238,7 @@ bool dump_bin(uint32_t cpu)
 		return false;
 	flags = console_hold();
 	dump_write_begin(&w, &sink, dump_id, &begin);
-	dump_write_events(&w, &trace_builtin_catalog);
+	dump_write_events(&w, &trace_builtin_catalog, trace_events_enabled());
 	{
 		struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
 		struct dump_syms_src fmts = {

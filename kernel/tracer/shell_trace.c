@@ -4,6 +4,7 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/shell.h"
+#include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
 
 static const char *const mode_names[] = { "overwrite", "discard" };
@@ -20,6 +21,7 @@ static int no_args(int argc, char **argv)
 static int cmd_status(int argc, char **argv)
 {
 	uint64_t entries = 0, written = 0;
+	char events[256];
 
 	if (no_args(argc, argv))
 		return 1;
@@ -44,6 +46,7 @@ static int cmd_status(int argc, char **argv)
 	}
 	cprintf("trace: entries-in-buffer/entries-written: %llu/%llu\n",
 		(unsigned long long)entries, (unsigned long long)written);
+	cprintf("events: %s\n", trace_events_summary_now(events, sizeof(events)));
 	return 0;
 }
 SHELL_COMMAND(status, .name = "status", .usage = "",

@@ -143,12 +143,18 @@ def ktest_dump(qemu, decoder, tmp_path, ktest, opts=()):
     r = qemu(f"run=ktest,dump ktest={ktest} exit dump=text,bin dump.last=0", serial=cap,
              opts=opts)
     assert r.rc == 0, r.out
+    return cap, decoded_is_kernel_text(decoder, cap, tmp_path)
+
+
+def decoded_is_kernel_text(decoder, cap, tmp_path):
+    """The decoder's text of the capture's binary dump is the kernel's text
+    dump before it, byte for byte; returns that text."""
     ktext = kernel_text(cap.read_bytes())
     d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
                        capture_output=True, timeout=120)
     assert d.returncode == 0, d.stderr
     assert (tmp_path / "dec.txt").read_bytes() == ktext
-    return cap, ktext
+    return ktext
 
 
 EXTRA_BUILD = "build/events-extra"
