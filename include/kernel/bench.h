@@ -7,6 +7,10 @@
 
 bool bench_job(void);
 
+/* bench tracepoint: a generated writer's call site, enabled and disabled
+ * (kernel/tracer/bench_tracepoint.c); prints two bench: lines. */
+int bench_tracepoint(void);
+
 #define BENCH_HIST_BUCKETS 16
 
 /*

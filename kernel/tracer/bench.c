@@ -63,10 +63,10 @@ struct bench_opts {
 	unsigned cpu;		/* producer CPU */
 };
 
-static const char *const bench_choices[] = { "all", "ring", "event", NULL };
+static const char *const bench_choices[] = { "all", "ring", "event", "tracepoint", NULL };
 static int bench_choice;		/* index in bench_choices; 0 = all */
 CMDLINE_OPTION(bench, .name = "bench", .type = OPT_ENUM, .var = &bench_choice,
-	       .choices = bench_choices, .help = "what run=bench runs: all, ring or event");
+	       .choices = bench_choices, .help = "what run=bench runs: all, ring, event or tracepoint");
 
 static bench_loop_t loop_for(const struct bench_opts *o)
 {
@@ -379,6 +379,7 @@ static int bench_all(void)
 			rc |= bench_event(&o);
 		}
 	}
+	rc |= bench_tracepoint();
 	return rc;
 }
 
@@ -393,11 +394,17 @@ static int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	if (argc < 2 || (strcmp(argv[1], "ring") && strcmp(argv[1], "event") &&
-			 strcmp(argv[1], "all"))) {
-		cprintf("error: usage: bench ring|event|all [key=value ...]\n");
+			 strcmp(argv[1], "all") && strcmp(argv[1], "tracepoint"))) {
+		cprintf("error: usage: bench ring|event|tracepoint|all [key=value ...]\n");
 		return 1;
 	}
-	if (!strcmp(argv[1], "all")) {
+	if (!strcmp(argv[1], "tracepoint")) {
+		if (argc > 2) {
+			cprintf("error: bench tracepoint takes no options\n");
+			return 1;
+		}
+		rc = bench_tracepoint();
+	} else if (!strcmp(argv[1], "all")) {
 		if (argc > 2) {
 			cprintf("error: bench all takes no options\n");
 			return 1;
@@ -417,7 +424,7 @@ static int cmd_bench(int argc, char **argv)
 		tracing_stop();
 	return rc;
 }
-SHELL_COMMAND(bench, .name = "bench", .usage = "ring|event|all [key=value...]",
+SHELL_COMMAND(bench, .name = "bench", .usage = "ring|event|tracepoint|all [key=value...]",
 	      .help = "write-path benchmarks (see docs/benchmarks.md)", .fn = cmd_bench);
 
 bool bench_job(void)
