@@ -253,17 +253,20 @@ test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 		setarch -R $(BUILD)/host/$(t).tsan $($(t)_ARGS) &&) true
 
 # libFuzzer on the dump reader and text formatter for FUZZ_TIME seconds, from
-# seeds that mkcapture makes; new inputs collect in build/fuzz/corpus.
+# seeds that mkcapture and mkcapture-extra make (description frames of every
+# kind among them, which its custom mutator aims at, re-CRCing what it
+# changes); new inputs collect in build/fuzz/corpus.
 .PHONY: fuzz
 CLANG ?= clang
 FUZZ_TIME ?= 30
-FUZZ_SRCS := tests/host/fuzz_dump.c $(DUMP_READ_SRCS)
+FUZZ_SRCS := tests/host/fuzz_dump.c tests/host/desc_check.c $(DUMP_READ_SRCS)
 FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -Iinclude
+	-fno-sanitize-recover=all -Iinclude -Itests/host
 $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SRCS),$(FUZZ_CC)))
-fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture
+fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds
+	$(Q)$(BUILD)/tools/mkcapture-extra --seeds $(BUILD)/fuzz/seeds
 	@echo "== fuzz: dump_read + text for $(FUZZ_TIME) s (log: $(BUILD)/fuzz/log)"
 	$(Q)cd $(BUILD)/fuzz && ./fuzz_dump -max_total_time=$(FUZZ_TIME) -timeout=10 \
 		-max_len=65536 -print_final_stats=1 corpus seeds > log 2>&1 || \
