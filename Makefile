@@ -45,7 +45,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c trace/bprint.c
