@@ -45,7 +45,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c
@@ -253,17 +253,20 @@ test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 		setarch -R $(BUILD)/host/$(t).tsan $($(t)_ARGS) &&) true
 
 # libFuzzer on the dump reader and text formatter for FUZZ_TIME seconds, from
-# seeds that mkcapture makes; new inputs collect in build/fuzz/corpus.
+# seeds that mkcapture and mkcapture-extra make (description frames of every
+# kind among them, which its custom mutator aims at, re-CRCing what it
+# changes); new inputs collect in build/fuzz/corpus.
 .PHONY: fuzz
 CLANG ?= clang
 FUZZ_TIME ?= 30
-FUZZ_SRCS := tests/host/fuzz_dump.c $(DUMP_READ_SRCS)
+FUZZ_SRCS := tests/host/fuzz_dump.c tests/host/desc_check.c $(DUMP_READ_SRCS)
 FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -Iinclude
+	-fno-sanitize-recover=all -Iinclude -Itests/host
 $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SRCS),$(FUZZ_CC)))
-fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture
+fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds
+	$(Q)$(BUILD)/tools/mkcapture-extra --seeds $(BUILD)/fuzz/seeds
 	@echo "== fuzz: dump_read + text for $(FUZZ_TIME) s (log: $(BUILD)/fuzz/log)"
 	$(Q)cd $(BUILD)/fuzz && ./fuzz_dump -max_total_time=$(FUZZ_TIME) -timeout=10 \
 		-max_len=65536 -print_final_stats=1 corpus seeds > log 2>&1 || \

@@ -51,6 +51,9 @@ def fields(line):
 
 
 def variant(f):
+    """A bench: line's variant; the kernel's writers (event=u32 ...) by their event."""
+    if f.get("event", "raw") != "raw":
+        return f"writer event={f['event']} ({f['payload']}-byte record)"
     return f"{f['reserve']}/{f['stamp']}/convert={f['convert']}/reader={f['reader']}"
 
 
@@ -84,7 +87,7 @@ def main():
                 table.setdefault(variant(f), {}).setdefault(m, f)
     # icount: net of the loop with recording off, and the off check itself
     # (their sum is the whole write path in instructions).
-    print(f"{'variant (ring, 8-byte payload)':44} {'icount instr/event':>18} "
+    print(f"{'variant (ring; raw: 8-byte payload)':44} {'icount instr/event':>18} "
           f"{'icount off check':>16} {'tcg ns/event':>14}")
     for v, d in table.items():
         print(f"{v:44} {d.get('icount', {}).get('cycles_per_event', '-'):>18} "
@@ -118,7 +121,7 @@ def main():
             sweep = {}      # the write_interval sweep runs last: its lines win
             for l in out.splitlines():
                 if l.startswith("bench: test=ring") and "reader=none" in l and "reserve=xadd" in l \
-                        and "stamp=rdtsc" in l and "convert=no" in l:
+                        and "stamp=rdtsc" in l and "convert=no" in l and "event=raw" in l:
                     f = fields(l)
                     sweep[int(f["write_interval"])] = f["cycles_per_event"]
             fp.write("".join(f"{k} {v}\n" for k, v in sorted(sweep.items())) + "\n\n")

@@ -184,6 +184,8 @@ static void plain_spec(const struct spec *s, int width, int prec, bool left, cha
 		ksnprintf(out, n, "%%%s%d%s%c", flags, width, lmod, s->conv);
 }
 
+static int spec_number(const char **q);
+
 /* Width and precision written in the format (not '*'): -1 if absent. */
 static void spec_numbers(const struct spec *s, int *width, int *prec)
 {
@@ -194,16 +196,34 @@ static void spec_numbers(const struct spec *s, int *width, int *prec)
 	while (*q == '-' || *q == '+' || *q == ' ' || *q == '#' || *q == '0')
 		q++;
 	if (*q >= '0' && *q <= '9')
-		for (*width = 0; *q >= '0' && *q <= '9'; q++)
-			*width = *width * 10 + (*q - '0');
+		*width = spec_number(&q);
 	else if (*q == '*')
 		q++;
 	if (*q == '.') {
 		q++;
-		*prec = 0;
-		while (*q >= '0' && *q <= '9')
-			*prec = *prec * 10 + (*q++ - '0');
+		*prec = spec_number(&q);
 	}
+}
+
+/* Digits at *q, moved past, as a number up to TRACE_BPRINT_WIDTH_MAX. */
+static int spec_number(const char **q)
+{
+	int n = 0;
+
+	for (; **q >= '0' && **q <= '9'; (*q)++)
+		if (n <= TRACE_BPRINT_WIDTH_MAX)	/* n * 10 + 9 fits an int */
+			n = n * 10 + (**q - '0');
+	return n < TRACE_BPRINT_WIDTH_MAX ? n : TRACE_BPRINT_WIDTH_MAX;
+}
+
+/* A '*' argument (an int, sign-extended), its size at most TRACE_BPRINT_WIDTH_MAX. */
+static int star_number(uint64_t v)
+{
+	int64_t n = (int32_t)(uint32_t)v;
+
+	if (n > TRACE_BPRINT_WIDTH_MAX)
+		return TRACE_BPRINT_WIDTH_MAX;
+	return n < -TRACE_BPRINT_WIDTH_MAX ? -TRACE_BPRINT_WIDTH_MAX : (int)n;
 }
 
 int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *a, uint32_t len)
@@ -242,7 +262,7 @@ int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *
 		if (s.star_width) {
 			if (!get8b(a, len, &at, &v))
 				goto short_args;
-			width = (int)(int64_t)v;
+			width = star_number(v);
 			if (width < 0) {	/* C: a negative '*' width is '-' and its size */
 				width = -width;
 				left = true;
@@ -251,7 +271,7 @@ int trace_bprint_format(char *buf, size_t size, const char *fmt, const uint8_t *
 		if (s.star_prec) {
 			if (!get8b(a, len, &at, &v))
 				goto short_args;
-			prec = (int)(int64_t)v;
+			prec = star_number(v);
 			if (prec < 0)
 				prec = -1;
 		}

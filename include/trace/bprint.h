@@ -25,6 +25,13 @@
 
 #define TRACE_BPRINT_STR_MAX	128	/* bytes of one %s kept */
 #define TRACE_BPRINT_ARGS_MAX	512	/* bytes of arguments one record keeps */
+/*
+ * Widths and precisions above this, written in the format or given by
+ * '*' arguments, are formatted as this: a format or argument damaged in a
+ * capture can then neither overflow an int nor make the reader pad a
+ * billion spaces for each event (a message is cut far below it anyway).
+ */
+#define TRACE_BPRINT_WIDTH_MAX	4096
 
 /*
  * Encode ap's arguments for fmt into buf (cap bytes).  Returns the bytes

@@ -42,6 +42,10 @@ TRACE_EVENT(bench, bench, F_U32(seq))
  */
 TRACE_EVENT(printk, bprint, F_SYM(ip), F_X64(fmt), F_BPRINT(args))
 
+/* bench: the typed writers' benchmarks (`bench ring event=u64|str16`) */
+TRACE_EVENT(bench, bench_u64, F_U64(value))
+TRACE_EVENT(bench, bench_str, F_STR(name, 16))
+
 #ifdef TRACE_EVENT_LIST_EXTRA
 #include TRACE_EVENT_LIST_EXTRA
 #endif

@@ -7,11 +7,17 @@
  *                           every event (reader=event)
  *   bench event [options]   rdtsc around every single write: first, last,
  *                           min, max, avg, std and a histogram
- *   bench all               the matrix of variants, one table
+ *   bench all               the matrix of variants, one table, then the
+ *                           kernel's own writers (event=u32 .. printk)
  *
  * Options: reserve=xadd|cmpxchg stamp=rdtsc|rdtscp|lfence convert=no|yes
  * payload=<4..1024> reader=none|page|event write_interval=<n>
- * duration_ms=<n> cpu=<producer cpu> events=<n> (bench event).
+ * duration_ms=<n> cpu=<producer cpu> events=<n> (bench event);
+ * event=raw|u32|u64|str16|printk (bench ring): raw is the loop of
+ * bench_writer.c storing a header and one word; the others call the
+ * kernel's writers (kernel/tracer/bench_events.c): trace_bench() (one
+ * u32), trace_bench_u64(), trace_bench_str() with a 16-byte string, and
+ * trace_printk() with two integer arguments, at their record's own size.
  *
  * Every figure is net of the loop's own cost: the same loop runs with
  * recording off first (loop_cycles: the loop plus the disabled check), and
@@ -40,6 +46,10 @@ uint64_t bench_loop_rdtscp(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 uint64_t bench_loop_lfence(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 uint64_t bench_loop_convert(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 uint64_t bench_loop_null(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
+uint64_t bench_ev_u32(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
+uint64_t bench_ev_u64(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
+uint64_t bench_ev_str16(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
+uint64_t bench_ev_printk(struct rb_cpu_buffer *, uint64_t, int, uint32_t);
 typedef void (*bench_stamped_t)(struct rb_cpu_buffer *, uint64_t, int, uint32_t,
 				struct bench_lat *);
 void bench_stamped_rdtsc(struct rb_cpu_buffer *, uint64_t, int, uint32_t, struct bench_lat *);
@@ -49,6 +59,16 @@ void bench_stamped_convert(struct rb_cpu_buffer *, uint64_t, int, uint32_t, stru
 
 static const char *const stamp_names[] = { "rdtsc", "rdtscp", "lfence", NULL };
 static const char *const reader_names[] = { "none", "page", "event", NULL };
+static const char *const event_names[] = { "raw", "u32", "u64", "str16", "printk", NULL };
+
+/* The kernel's writers by event_names index (raw: none), and their records' bytes. */
+static const bench_loop_t event_loops[] = { NULL, bench_ev_u32, bench_ev_u64, bench_ev_str16,
+					     bench_ev_printk };
+static const uint32_t event_bytes[] = {
+	0, sizeof(struct trace_ev_bench), sizeof(struct trace_ev_bench_u64),
+	sizeof(struct trace_ev_bench_str) + 16,
+	sizeof(struct trace_ev_bprint) + 2 * 8,	/* two integers, 8 bytes each */
+};
 
 struct bench_opts {
 	int test;		/* 0 ring, 1 event */
@@ -57,6 +77,7 @@ struct bench_opts {
 	int convert;		/* ns on the write path */
 	uint32_t payload;	/* bytes */
 	int reader;		/* index in reader_names */
+	int event;		/* index in event_names: 0 the raw loop */
 	uint64_t interval;	/* writes between time checks */
 	uint64_t duration_ms;	/* ring test length */
 	uint64_t events;	/* event test count */
@@ -70,6 +91,8 @@ CMDLINE_OPTION(bench, .name = "bench", .type = OPT_ENUM, .var = &bench_choice,
 
 static bench_loop_t loop_for(const struct bench_opts *o)
 {
+	if (o->event)
+		return event_loops[o->event];
 	if (o->convert)
 		return bench_loop_convert;
 	return o->stamp == 1 ? bench_loop_rdtscp : o->stamp == 2 ? bench_loop_lfence
@@ -165,6 +188,13 @@ static int bench_ring(const struct bench_opts *o)
 	uint64_t net, loop_per, off_per;
 	char cpe[32], npe[32], lpe[32], ope[32];
 	struct rb_stats st;
+	uint32_t payload = o->event ? event_bytes[o->event] : o->payload;
+
+	if (o->event && (o->cmpxchg || o->stamp || o->convert)) {
+		cprintf("error: event=%s is the kernel's writer: xadd, rdtsc, raw cycles only\n",
+			event_names[o->event]);
+		return 1;
+	}
 	if (o->reader && o->cpu == this_cpu()->cpu) {
 		cprintf("error: reader=%s reads on this CPU (%u): the producer must run on "
 			"another (cpu=)\n", reader_names[o->reader], this_cpu()->cpu);
@@ -211,10 +241,10 @@ static int bench_ring(const struct bench_opts *o)
 		(unsigned long long)on.failed);
 	cprintf("bench: test=ring reserve=%s stamp=%s convert=%s payload=%u reader=%s events=%llu "
 		"cycles_per_event=%s ns_per_event=%s loop_cycles=%s off_cycles=%s "
-		"write_interval=%llu\n", o->cmpxchg ? "cmpxchg" : "xadd", stamp_names[o->stamp],
-		o->convert ? "yes" : "no", o->payload, reader_names[o->reader],
+		"write_interval=%llu event=%s\n", o->cmpxchg ? "cmpxchg" : "xadd",
+		stamp_names[o->stamp], o->convert ? "yes" : "no", payload, reader_names[o->reader],
 		(unsigned long long)on.events, cpe, npe, lpe, ope,
-		(unsigned long long)o->interval);
+		(unsigned long long)o->interval, event_names[o->event]);
 	return 0;
 busy:
 	cprintf("error: cpu %u did not run the benchmark\n", o->cpu);
@@ -239,6 +269,10 @@ static int bench_event(const struct bench_opts *o)
 
 	if (o->cpu != this_cpu()->cpu) {
 		cprintf("error: bench event runs on the shell's CPU (cpu=%u)\n", this_cpu()->cpu);
+		return 1;
+	}
+	if (o->event) {
+		cprintf("error: event= is for bench ring\n");
 		return 1;
 	}
 	tracing_reconfigure(trace_pages, trace_mode);
@@ -334,6 +368,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			o->convert = k;
 		else if (!strcmp(key, "reader") && (k = pick(reader_names, val)) >= 0)
 			o->reader = k;
+		else if (!strcmp(key, "event") && (k = pick(event_names, val)) >= 0)
+			o->event = k;
 		else if (!strcmp(key, "payload") && parse_u64(val, &v) && v >= 4 && v <= RB_MAX_PAYLOAD)
 			o->payload = (uint32_t)(v + 3) / 4 * 4, k = 0;
 		else if (!strcmp(key, "write_interval") && parse_u64(val, &v) && v >= 1 && v <= 1000000)
@@ -349,7 +385,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			cprintf("error: bench %s=%.32s: not accepted (reserve=xadd|cmpxchg "
 				"stamp=rdtsc|rdtscp|lfence convert=no|yes payload=4..%u "
 				"reader=none|page|event write_interval=1..1000000 duration_ms=1..60000 "
-				"events=1..10000000 cpu=<online cpu>)\n", key, val, RB_MAX_PAYLOAD);
+				"events=1..10000000 cpu=<online cpu> event=raw|u32|u64|str16|printk)\n",
+				key, val, RB_MAX_PAYLOAD);
 			return -1;
 		}
 	}
@@ -366,7 +403,8 @@ static int bench_all(void)
 	int rc = 0;
 	char *noargs[2] = { "bench", "all" };
 
-	cprintf("bench all: ring (100 ms each) and event (10000 writes) per variant\n");
+	cprintf("bench all: ring (100 ms each) and event (10000 writes) per variant, then ring "
+		"through the kernel's writers\n");
 	for (unsigned i = 0; i < ARRAY_SIZE(m); i++) {
 		parse_opts(2, noargs, &o);
 		o.cmpxchg = m[i].cmpxchg, o.stamp = m[i].stamp, o.convert = m[i].convert;
@@ -378,6 +416,11 @@ static int bench_all(void)
 			o.cpu = this_cpu()->cpu;
 			rc |= bench_event(&o);
 		}
+	}
+	for (int e = 1; event_names[e]; e++) {	/* the kernel's own writers */
+		parse_opts(2, noargs, &o);
+		o.event = e;
+		rc |= bench_ring(&o);
 	}
 	rc |= bench_tracepoint();
 	return rc;

@@ -13,6 +13,7 @@
  * drained often and loses nothing.  With cfg->drain_every the reader also
  * takes pages while events are written, as a streaming dump would.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,23 +141,107 @@ static void write_extra(struct sim *s, struct rb_cpu_buffer *cb, uint32_t serial
 }
 #endif
 
+/*
+ * trace_printk formats with every kind of argument.  Some hold digits
+ * next to a character one bit flip away from '%' ('5' is 0x35, '%' 0x25),
+ * so that a damaged format asks for a width of ten digits.
+ */
+const char *const sim_printk_fmts[SIM_PRINTK_FMTS] = {
+	"tick %u of %u\n",
+	"cpu %d: %08llx after %3u ms: %s\n",
+	"build 59876543210u: %c%%\n",
+	"%-*d|%.*s|%#o|%p\n",
+};
+
+const char *sim_printk_format(const void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	for (uint32_t i = 0; i < SIM_PRINTK_FMTS; i++)
+		if (SIM_PRINTK_FMT_ADDR(i) == addr)
+			return sim_printk_fmts[i];
+	return NULL;
+}
+
+static uint32_t sim_bprint_encode(uint8_t *buf, uint32_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	uint32_t n;
+
+	va_start(ap, fmt);
+	n = trace_bprint_encode(buf, cap, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* A trace_printk record of format k, as the kernel's __trace_printk() makes it. */
+static uint32_t sim_bprint(struct sim *s, uint32_t k, uint32_t serial, uint32_t ctx,
+			   uint8_t *rec)
+{
+	static const char *const words[] = { "", "idle", "a string longer than most" };
+	struct trace_ev_bprint ev;
+	uint8_t *args = rec + sizeof(ev);
+	const uint32_t cap = TRACE_BPRINT_ARGS_MAX;
+	uint32_t r = rnd(s), n = 0;
+
+	switch (k) {
+	case 0:
+		n = sim_bprint_encode(args, cap, sim_printk_fmts[0], serial, r);
+		break;
+	case 1:
+		n = sim_bprint_encode(args, cap, sim_printk_fmts[1], (int)r, (unsigned long long)r << 29,
+				      serial % 1000, words[r % 3]);
+		break;
+	case 2:
+		n = sim_bprint_encode(args, cap, sim_printk_fmts[2], 'a' + (int)(r % 26));
+		break;
+	default:
+		n = sim_bprint_encode(args, cap, sim_printk_fmts[3], (int)(r % 9), -(int)serial,
+				      (int)(r % 5), words[2], r, (void *)(uintptr_t)r);
+		break;
+	}
+	ev.hdr = trace_ent_pack(TEV_bprint, trace_ent_ctx(ctx), TRACE_ENT_WORDS(bprint));
+	ev.ip = s->cfg.syms ? s->cfg.syms->addrs[0] + r % 4096 : 0xffff800000100000ull + r % 4096;
+	ev.fmt = SIM_PRINTK_FMT_ADDR(k);
+	ev.args = (uint32_t)sizeof(ev) | n << 16;
+	memcpy(rec, &ev, sizeof(ev));
+	return (uint32_t)sizeof(ev) + n;
+}
+
+/* Write payload (NULL: one extra event) on c at level ctx, at the current time. */
+static void sim_write(struct sim *s, struct sim_cpu *c, uint32_t ctx, const void *payload,
+		      uint32_t len, uint32_t serial)
+{
+	host_trace_level = ctx;
+	host_fake_now = cycles_at(c, s->now_ns);
+	host_fake_step = 0;
+	c->attempts++;
+	if (payload)
+		(void)ring_buffer_write(c->cb, payload, len);
+#ifdef TRACE_EVENT_LIST_EXTRA
+	else
+		write_extra(s, c->cb, serial);
+#endif
+	(void)serial;
+	host_trace_level = 0;
+}
+
 /* One event on CPU ci at the current time. */
 static void write_event(struct sim *s, uint32_t ci, uint32_t serial)
 {
 	struct sim_cpu *c = &s->cpu[ci];
-	uint32_t payload[1 + TRACE_EVENT_FIELDS_MAX];
+	uint32_t payload[(sizeof(struct trace_ev_bprint) + TRACE_BPRINT_ARGS_MAX) / 4 + 1];
 	struct trace_ent_hdr h;
 	uint32_t kind = rnd(s) % (s->cfg.odd_events ? 10 : 8), len, i;
 
 	h.ctx = (uint8_t)(rnd(s) % 4);
+	if (s->cfg.printk && serial % 4 == 1) {
+		len = sim_bprint(s, kind % SIM_PRINTK_FMTS, serial, h.ctx, (uint8_t *)payload);
+		sim_write(s, c, h.ctx, payload, len, serial);
+		return;
+	}
 #ifdef TRACE_EVENT_LIST_EXTRA
 	if (s->cfg.extra_events && kind < 4) {	/* typed events, through the writers */
-		host_trace_level = h.ctx;
-		host_fake_now = cycles_at(c, s->now_ns);
-		host_fake_step = 0;
-		c->attempts++;
-		write_extra(s, c->cb, serial);
-		host_trace_level = 0;
+		sim_write(s, c, h.ctx, NULL, 0, serial);
 		return;
 	}
 #endif
@@ -174,13 +259,7 @@ static void write_event(struct sim *s, uint32_t ci, uint32_t serial)
 	memcpy(&payload[0], &h, sizeof(h));
 	for (i = 0; i < h.words; i++)
 		payload[1 + i] = i == 0 ? serial : rnd(s) % 100000;
-
-	host_trace_level = h.ctx;
-	host_fake_now = cycles_at(c, s->now_ns);
-	host_fake_step = 0;
-	c->attempts++;
-	(void)ring_buffer_write(c->cb, payload, len);
-	host_trace_level = 0;
+	sim_write(s, c, h.ctx, payload, len, serial);
 }
 
 static void setup_cpu(struct sim *s, uint32_t ci)
@@ -325,6 +404,13 @@ static const char *sim_sym_at(const void *ctx, uint32_t i, uint64_t *addr)
 	return t->names[i];
 }
 
+static const char *sim_fmt_at(const void *ctx, uint32_t i, uint64_t *addr)
+{
+	(void)ctx;
+	*addr = SIM_PRINTK_FMT_ADDR(i);
+	return sim_printk_fmts[i];
+}
+
 void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 {
 	struct trace_sink sink = { membuf_write, out };
@@ -345,6 +431,11 @@ void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 		struct dump_syms_src src = { s->cfg.syms->count, s->cfg.syms->end, sim_sym_at,
 					     s->cfg.syms };
 		dump_write_symbols(&w, &src);
+	}
+	if (s->cfg.printk) {
+		struct dump_syms_src src = { SIM_PRINTK_FMTS, 0, sim_fmt_at, NULL };
+
+		dump_write_printk_formats(&w, &src);
 	}
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
 		dump_write_clock(&w, &s->cpu[ci].clock);

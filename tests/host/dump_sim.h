@@ -41,6 +41,7 @@ struct sim_cfg {
 	bool no_events;		/* send no EVENTS frame (an older kernel's dump) */
 	bool extra_events;	/* write the extra events too (mkcapture-extra) */
 	const struct trace_symtab *syms; /* sent in SYMS frames; NULL: none */
+	bool printk;		/* also write trace_printk events, formats in PRINTK frames */
 };
 
 struct sim_cpu {
@@ -77,6 +78,16 @@ struct membuf {
 void membuf_write(void *ctx, const void *buf, size_t len);
 void membuf_puts(struct membuf *m, const char *s);
 void membuf_free(struct membuf *m);
+
+/*
+ * The trace_printk formats a run with cfg.printk records (sim_printk_fmts[i]
+ * at address SIM_PRINTK_FMT_ADDR(i)), and trace_symbols' format lookup
+ * over them (ctx unused).
+ */
+#define SIM_PRINTK_FMTS		4
+#define SIM_PRINTK_FMT_ADDR(i)	(0x300000ull + 0x40u * (i))
+extern const char *const sim_printk_fmts[SIM_PRINTK_FMTS];
+const char *sim_printk_format(const void *ctx, uint64_t addr);
 
 /* Record, drain and count: fills s. */
 void sim_run(struct sim *s, const struct sim_cfg *cfg);

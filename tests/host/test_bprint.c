@@ -115,12 +115,46 @@ static void test_damaged_args_never_overread(void **state)
 	assert_string_equal(out, "a=5 %?");
 }
 
+/*
+ * Widths and precisions a damaged format or '*' argument makes huge are
+ * taken as TRACE_BPRINT_WIDTH_MAX: no int overflow (UBSan), no padding
+ * for ever, and the length returned is what that width prints.  Catches:
+ * digits parsed into an int without a bound, a '*' of INT_MIN negated.
+ */
+static void encode(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	nargs = trace_bprint_encode(args, sizeof(args), fmt, ap);
+	va_end(ap);
+}
+
+static void test_huge_widths_are_bounded(void **state)
+{
+	const uint32_t w = TRACE_BPRINT_WIDTH_MAX;
+	char out[64];
+	int n;
+
+	(void)state;
+	encode("%u", 7u);
+	n = trace_bprint_format(out, sizeof(out), "%98765432109u|", args, nargs);
+	assert_int_equal(n, (int)w + 1);
+	n = trace_bprint_format(out, sizeof(out), "%.98765432109u|", args, nargs);
+	assert_int_equal(n, (int)w + 1);
+	encode("%*d|%-*d|%.*d|", INT_MIN, 1, INT_MAX, 2, INT_MAX, 3);
+	n = trace_bprint_format(out, sizeof(out), "%*d|%-*d|%.*d|", args, nargs);
+	assert_int_equal(n, 3 * ((int)w + 1));
+	assert_int_equal(out[0], '1');	/* INT_MIN: '-', a left-aligned field */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_against_libc),
 		cmocka_unit_test(test_long_string_is_cut),
 		cmocka_unit_test(test_damaged_args_never_overread),
+		cmocka_unit_test(test_huge_widths_are_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,3 +29,12 @@ $(BUILD)/host/kcheck/%.o: %.c Makefile
 	$(call quiet,KCC,$@)
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 test_dump_DEPS := $(DUMP_KCHECK_OBJS)
+
+# Every bit of every description frame (EVENTS, SYMS, PRINTK) flipped, its
+# CRC recomputed: reported or consistent, text and CTF of what was accepted.
+# Built with the extra events (every field kind), as mkcapture-extra is.
+HOST_TESTS += test_desc_flips
+test_desc_flips_SRCS := tests/host/test_desc_flips.c tests/host/desc_check.c tools/ctf.c \
+	$(DUMP_SIM_SRCS)
+test_desc_flips_CFLAGS := -Itests/host -Itools -I. \
+	-DTRACE_EVENT_LIST_EXTRA='"tests/host/events_extra.h"'

@@ -34,6 +34,39 @@ def test_icount_instruction_budget(qemu):
     assert f["cycles_per_event"] == f["ns_per_event"]
 
 
+# The kernel's own writers in bench all (event=): the record each writes.
+WRITER_RECORDS = {"u32": 8, "u64": 12, "str16": 8 + 16, "printk": 24 + 2 * 8}
+
+
+def test_writer_bench_lines(qemu):
+    """bench all ends with one ring line per writer of the kernel: a u32
+    field (trace_bench), a u64 field, a 16-byte string and trace_printk
+    with two integers, in the documented format, each with its record's
+    size, net of the same loop with recording off and with its off cost.
+    No figure is held to a number; only relations every correct path keeps:
+    copying a string or encoding arguments cannot cost less than storing
+    one word. Catches: a writer left out of bench all, a line without
+    event= or with the raw loop's payload, a loop whose writes all fail
+    (events counted but no cost), the str16 string cut (a 16-byte record
+    slot reported for a longer string)."""
+    r = qemu("run=bench bench=all exit", smp=2, icount=True, timeout=900)
+    assert r.rc == 0, r.out
+    whole = {}
+    for ev, size in WRITER_RECORDS.items():
+        f = bench_line(r, test="ring", event=ev)
+        assert set(f) >= {"reserve", "stamp", "convert", "payload", "reader", "events",
+                          "cycles_per_event", "ns_per_event", "loop_cycles", "off_cycles",
+                          "write_interval"}, f
+        assert f["reserve"] == "xadd" and f["stamp"] == "rdtsc" and f["convert"] == "no", f
+        assert int(f["payload"]) == size, f
+        assert int(f["events"]) > 1000, f
+        assert f["cycles_per_event"] == f["ns_per_event"], f     # icount: 1 GHz
+        whole[ev] = float(f["cycles_per_event"]) + float(f["off_cycles"])
+        assert float(f["cycles_per_event"]) > 0, f
+    assert r.has(r"^bench: test=ring .* event=raw$"), r.out
+    assert whole["str16"] > whole["u32"] and whole["printk"] > whole["u32"], whole
+
+
 def test_bad_bench_option_is_refused_at_boot(qemu):
     """bench= is checked when the command line is parsed, like every other
     enumerated option: a bad value gets the cmdline: line naming it and what
@@ -60,9 +93,16 @@ def test_bench_bad_input_keeps_the_shell(shell):
     assert s.cmd("bench ring reserve=lock").startswith("error: bench reserve=lock: not accepted")
     assert s.cmd("bench ring cpu=0 reader=page").startswith("error: reader=page reads on this CPU")
     assert s.cmd("bench all now") == "error: bench all takes no options\n"
+    assert s.cmd("bench ring event=u128").startswith("error: bench event=u128: not accepted")
+    assert s.cmd("bench ring event=u64 reserve=cmpxchg").startswith(
+        "error: event=u64 is the kernel's writer: xadd, rdtsc, raw cycles only")
+    assert s.cmd("bench event event=str16").startswith("error: event= is for bench ring")
     out = s.cmd("bench ring duration_ms=20 reader=page", timeout=120)
     f = dict(re.findall(r"(\w+)=(\S+)", out.splitlines()[-1]))
     assert f["test"] == "ring" and f["reader"] == "page" and int(f["events"]) > 0, out
+    out = s.cmd("bench ring duration_ms=20 event=printk", timeout=120)
+    f = dict(re.findall(r"(\w+)=(\S+)", out.splitlines()[-1]))
+    assert f["event"] == "printk" and f["payload"] == "40" and int(f["events"]) > 0, out
     out = s.cmd("bench event events=2000", timeout=120)
     assert re.search(r"^bench event: cycles first=\d+ last=\d+ min=\d+ max=\d+ avg=[\d.]+ std=[\d.]+", out, re.M), out
     assert re.search(r"^bench: test=event .* events=2000 ", out, re.M), out

@@ -181,8 +181,8 @@ def test_kernel_events_the_decoder_never_saw(qemu, decoder, extra_kernel, tmp_pa
     cap, ktext = ktest_dump(qemu, decoder, tmp_path, "extra_events", ("--kernel", str(extra_kernel)))
     ev = subprocess.run([str(decoder), str(cap), "--events"], capture_output=True, timeout=60)
     assert ev.stdout.decode().splitlines()[-2:] == [
-        "extra:ints id=10 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
-        "extra:mixed id=11 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
+        "extra:ints id=12 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
+        "extra:mixed id=13 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
         "path:str[16],note:str[40],small:x8"]
     got = {b"ints": [], b"mixed": []}
     for m in filter(None, (EVENT.match(l) for l in ktext.split(b"\n"))):

@@ -116,6 +116,17 @@ static int write_file(const char *path, const struct membuf *m)
 	return 0;
 }
 
+/* A made-up symbol table for the seeds: the trace_printk callers' addresses fall in it. */
+static const uint64_t seed_addrs[] = { 0x200000, 0x200100, 0x200800 };
+static const char *const seed_names[] = { "start", "main_loop", "idle.part.0" };
+static const struct trace_symtab seed_syms = { seed_addrs, seed_names, 3, 0x200f00 };
+
+/*
+ * The fuzzer's seeds: small captures with every frame type, description
+ * frames (EVENTS, SYMS, PRINTK) included, and with the extra events'
+ * descriptions in mkcapture-extra's (named seedx-*, so both sets can share
+ * a directory).
+ */
 static int seeds(const char *dir)
 {
 	static const struct sim_cfg cfgs[] = {
@@ -124,7 +135,20 @@ static int seeds(const char *dir)
 		  .odd_events = true },
 		{ .seed = 13, .nr_cpus = 3, .events = 500, .page_size = 2048, .nr_pages = 3,
 		  .drain_every = 20, .odd_events = true },
+		{ .seed = 14, .nr_cpus = 2, .events = 80, .page_size = 2048, .nr_pages = 2,
+		  .syms = &seed_syms, .printk = true },
+#ifdef TRACE_EVENT_LIST_EXTRA
+		{ .seed = 15, .nr_cpus = 1, .events = 60, .page_size = 2048, .nr_pages = 2,
+		  .syms = &seed_syms, .printk = true, .extra_events = true },
+		{ .seed = 16, .nr_cpus = 2, .events = 200, .page_size = 2048, .nr_pages = 2,
+		  .syms = &seed_syms, .extra_events = true, .odd_events = true },
+#endif
 	};
+#ifdef TRACE_EVENT_LIST_EXTRA
+	const char *name = "seedx";
+#else
+	const char *name = "seed";
+#endif
 	char path[4096];
 	unsigned i, mode;
 
@@ -140,7 +164,7 @@ static int seeds(const char *dir)
 			cap.len = 0;
 			membuf_write(&cap, &m, 1);
 			sim_capture(&s, (uint16_t)(100 + i), &cap);
-			snprintf(path, sizeof(path), "%s/seed-%u-%u", dir, i, mode);
+			snprintf(path, sizeof(path), "%s/%s-%u-%u", dir, name, i, mode);
 			if (write_file(path, &cap))
 				return 1;
 		}

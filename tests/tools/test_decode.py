@@ -323,8 +323,8 @@ def test_ctf_refused_past_int64(tmp_path):
 # them, from a decoder built without them.
 EXTRA_SYMS = {"start": 0x200000, "main_loop": 0x200100, "idle.part.0": 0x200800}
 EXTRA_EVENTS = [
-    "extra:ints id=10 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
-    "extra:mixed id=11 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
+    "extra:ints id=12 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
+    "extra:mixed id=13 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
     "path:str[16],note:str[40],small:x8",
 ]
 BUILTIN_EVENTS = [
@@ -333,6 +333,7 @@ BUILTIN_EVENTS = [
     "demo:producer id=5 fields=seq:u32,value:u32",
     "test:stress id=6 fields=seq:u32,check:u32,level:u32", "demo:mark id=7 fields=id:u32",
     "bench:bench id=8 fields=seq:u32", "printk:bprint id=9 fields=ip:sym,fmt:x64,args:bprint",
+    "bench:bench_u64 id=10 fields=value:u64", "bench:bench_str id=11 fields=name:str[16]",
 ]
 
 
