@@ -192,19 +192,21 @@ run: deps
 
 # ---- host tools ---------------------------------------------------------------
 # The serial-capture decoder: the kernel's dump reader and text formatter,
-# compiled for the host. `make test-tools` checks it (and its CTF output,
-# with babeltrace2) on captures that tests/tools/mkcapture makes.
+# compiled for the host. `make test-tools` checks it (its CTF output with
+# babeltrace2, its trace.dat with trace-cmd) on captures that
+# tests/tools/mkcapture makes and on real ones in tests/tools/captures/.
 .PHONY: tools test-tools
 # The dump reader and text formatter, the one list every host program that
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
-DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c $(DUMP_READ_SRCS)
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
 	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
-	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, damage); make usb"
+	@scripts/deps.sh --only trace-cmd	# the trace.dat test reads with trace-cmd report
+	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, trace.dat via trace-cmd, damage); make usb"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
 
 # ---- tests ------------------------------------------------------------------

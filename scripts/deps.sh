@@ -1,13 +1,20 @@
 #!/bin/bash
 # Install the Debian packages that `make run` and `make test` need, if any
 # are missing: with apt-get when running as root, else print the command.
-# Arguments name more packages wanted by one target (scripts/deps.sh PKG...).
+# Arguments name more packages wanted by one target (scripts/deps.sh PKG...);
+# with --only, just those (scripts/deps.sh --only PKG...: make test-tools).
 set -euo pipefail
-pkgs=(gcc make binutils nasm qemu-system-x86 ovmf grub-common grub-pc-bin
-      grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
-      console-setup-linux	# console-setup-linux: the framebuffer console's font
-      clang libclang-rt-14-dev babeltrace2	# make fuzz (libFuzzer); CTF output test
-      "$@")	# more for one target: make bench-kernel asks for gnuplot-nox
+if [ "${1:-}" = "--only" ]; then
+	shift
+	pkgs=("$@")
+else
+	pkgs=(gcc make binutils nasm qemu-system-x86 ovmf grub-common grub-pc-bin
+	      grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
+	      console-setup-linux	# console-setup-linux: the framebuffer console's font
+	      clang libclang-rt-14-dev babeltrace2	# make fuzz (libFuzzer); CTF output test
+	      trace-cmd		# the trace.dat output test (trace-cmd report)
+	      "$@")	# more for one target: make bench-kernel asks for gnuplot-nox
+fi
 . "$(dirname "$0")/debian-pkgs.sh"
 read -r -a missing <<< "$(missing_pkgs "${pkgs[@]}")"
 [ ${#missing[@]} -eq 0 ] && exit 0

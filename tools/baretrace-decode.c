@@ -18,6 +18,7 @@
 #include <trace/text.h>
 
 #include "ctf.h"
+#include "trace_dat.h"
 
 #define MAX_CAPTURE	(1ull << 31)	/* 2 GiB: more than any serial line carries */
 
@@ -30,7 +31,8 @@ enum {
 };
 
 static const char usage[] =
-	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--events] [--quiet]\n"
+	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--trace-dat FILE]\n"
+	"                        [--events] [--quiet]\n"
 	"                        [--last N] [--cpu N] [--dump K] [last=N] [cpu=N]\n"
 	"\n"
 	"Find the binary trace dump (frames written by the kernel's `dump` command)\n"
@@ -40,10 +42,15 @@ static const char usage[] =
 	"  stdout, or to FILE with --text FILE;\n"
 	"  with --ctf DIR, a CTF 1.8 trace (DIR/metadata and DIR/stream_<cpu>) for\n"
 	"  babeltrace2, with the same nanosecond times and the lost events as\n"
-	"  discarded-event counts.\n"
+	"  discarded-event counts;\n"
+	"  with --trace-dat FILE, a trace-cmd trace.dat (file version 6) for\n"
+	"  `trace-cmd report` and KernelShark, with the same nanosecond times (see\n"
+	"  trace-cmd report -t) and the lost events as [N EVENTS DROPPED].\n"
 	"\n"
 	"  --text FILE  write the text to FILE instead of stdout\n"
 	"  --ctf DIR    also write a CTF trace into DIR (created if missing)\n"
+	"  --trace-dat FILE  also write a trace.dat to FILE; untrusted clocks and\n"
+	"               shifted times are noted on stderr and in the file\n"
 	"  --events     list the events the capture describes instead of the text\n"
 	"               (one per line: <system>:<name> id=<n> fields=<name>:<kind>,...;\n"
 	"               kinds u8..u64, s8..s64, x8..x64 (hex), bool, sym, char[N],\n"
@@ -70,13 +77,15 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 the whole dump, verified by its END frame, every clock\n"
 	"valid; 1 damaged but decoded as far as valid (clocks may be invalid too);\n"
-	"2 usage or I/O error, or a CTF trace that cannot be written; 3 nothing\n"
-	"decodable; 4 the whole dump, verified, but some CPU's clock is invalid.\n";
+	"2 usage or I/O error, or a CTF trace or trace.dat that cannot be written;\n"
+	"3 nothing decodable; 4 the whole dump, verified, but some CPU's clock is\n"
+	"invalid.\n";
 
 struct args {
 	const char *capture;	/* input path, "-" for stdin */
 	const char *text;	/* --text FILE, or NULL */
 	const char *ctf;	/* --ctf DIR, or NULL */
+	const char *trace_dat;	/* --trace-dat FILE, or NULL */
 	bool quiet;		/* --quiet */
 	bool events;		/* --events */
 	struct trace_text_opts sel; /* --last N, --cpu N */
@@ -121,10 +130,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->events = true;
 		} else if (!strcmp(o, "--quiet")) {
 			a->quiet = true;
-		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf")) {
+		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf") || !strcmp(o, "--trace-dat")) {
 			if (!val)
 				return bad_usage("missing value for", o);
-			*(!strcmp(o, "--text") ? &a->text : &a->ctf) = val;
+			*(!strcmp(o, "--text") ? &a->text : !strcmp(o, "--ctf") ? &a->ctf
+									: &a->trace_dat) = val;
 			i++;
 		} else if (!strcmp(o, "--last") || !strcmp(o, "--cpu")) {
 			/* The kernel's spelling, through the same parser. */
@@ -340,6 +350,8 @@ int main(int argc, char **argv)
 	if ((a.text || (!a.quiet && !a.events)) && write_text(&a, &r))
 		status = EXIT_USAGE;
 	if (a.ctf && ctf_write(a.ctf, &r, stderr))
+		status = EXIT_USAGE;
+	if (a.trace_dat && trace_dat_write(a.trace_dat, &r, stderr))
 		status = EXIT_USAGE;
 	if (!a.quiet)
 		summary(&r, rc);
