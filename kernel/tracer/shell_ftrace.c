@@ -70,6 +70,50 @@ SHELL_COMMAND(functions, .name = "functions", .usage = "[glob]",
 	      .help = "list the traceable functions ([on]: traced now, [off]: filtered out)",
 	      .fn = cmd_functions);
 
+/*
+ * bench: instructions per call of ftrace_work_leaf() under icount (a TSC
+ * cycle is an instruction there), with the tracer off, function and
+ * function_graph; the loop and the leaf included (subtract the off figure
+ * of an FTRACE=0 kernel, where the leaf has no site, for the site alone).
+ * The buffers keep recording (overwrite): what a traced call really costs.
+ */
+#define BENCH_CALLS	100000
+
+static void bench_one(const char *name, uint32_t calls)
+{
+	uint64_t cycles = ftrace_work_loop(calls);
+
+	cprintf("bench: test=ftrace tracer=%s site=%s calls=%u cycles=%llu cycles_per_call=%llu.%03llu\n",
+		name, ftrace_site_of("ftrace_work_leaf") ? "yes" : "no", calls,
+		(unsigned long long)cycles, (unsigned long long)(cycles / calls),
+		(unsigned long long)(cycles % calls * 1000 / calls));
+}
+
+static int ftrace_bench(void)
+{
+	char filter[FTRACE_LIST_MAX];
+	enum ftrace_tracer was = ftrace_tracer();
+	int rc = 0;
+
+	memcpy(filter, ftrace_list_get(FTRACE_FILTER), sizeof(filter));
+	ftrace_work_loop(1000);		/* warm: translated once */
+	bench_one("off", BENCH_CALLS);
+	if (!ftrace_site_of("ftrace_work_leaf"))
+		return 0;		/* a kernel without sites: the reference */
+	rc |= ftrace_set_tracer(FTRACE_NOP);
+	rc |= ftrace_set_list(FTRACE_FILTER, "ftrace_work_leaf");
+	rc |= ftrace_set_tracer(FTRACE_FUNCTION);
+	ftrace_work_loop(1000);
+	bench_one("function", BENCH_CALLS);
+	rc |= ftrace_set_tracer(FTRACE_GRAPH);
+	ftrace_work_loop(1000);
+	bench_one("function_graph", BENCH_CALLS);
+	rc |= ftrace_set_tracer(FTRACE_NOP);
+	rc |= ftrace_set_list(FTRACE_FILTER, filter);
+	rc |= ftrace_set_tracer(was);
+	return rc ? 1 : 0;
+}
+
 static const char *const list_words[FTRACE_LISTS] = { "filter", "notrace", "graph_function" };
 
 static int cmd_ftrace(int argc, char **argv)
@@ -91,14 +135,16 @@ static int cmd_ftrace(int argc, char **argv)
 		show_stats();
 		return 0;
 	}
+	if (!strcmp(argv[1], "bench") && argc == 2)
+		return ftrace_bench();
 	if (!strcmp(argv[1], "work") && argc == 2) {
 		ftrace_work_a(1);
 		cprintf("ftrace: work: ftrace_work_a called\n");
 		return 0;
 	}
-	cprintf("error: usage: ftrace [filter|notrace|graph_function LIST|-] | ftrace work\n");
+	cprintf("error: usage: ftrace [filter|notrace|graph_function LIST|-] | ftrace work|bench\n");
 	return 1;
 }
-SHELL_COMMAND(ftrace, .name = "ftrace", .usage = "[filter|notrace|graph_function LIST|-|work]",
-	      .help = "function tracer filters and counters; 'work' calls a->b->c",
+SHELL_COMMAND(ftrace, .name = "ftrace", .usage = "[filter|notrace|graph_function LIST|-|work|bench]",
+	      .help = "function tracer filters and counters; work: call a->b->c; bench: cost per call",
 	      .fn = cmd_ftrace);
