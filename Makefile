@@ -34,20 +34,24 @@ endif
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # ---- kernel -----------------------------------------------------------------
-ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr.asm
+ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr.asm \
+	arch/x86/ftrace_entry.asm
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
 	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
-	arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c
+	arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c
+	kernel/fbcon.c kernel/job_echo.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
+	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
+	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
+	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
-	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/format.c \
+	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c
 
 # EVENTS_EXTRA=FILE: a kernel with the events of FILE appended to the event
@@ -86,10 +90,29 @@ FONT_PACKAGE := console-setup-linux
 all: kernel
 kernel: $(BUILD)/kernel.elf
 
+# Function tracer call sites (docs/ftrace.md): GCC puts a 5-byte NOP at
+# the entry of every function (-mfentry -mnop-mcount) and lists its address
+# in __mcount_loc (-mrecord-mcount); kernel/tracer/ftrace.c patches them into
+# calls. FTRACE=0 builds a kernel without them (the benchmark's reference).
+# Code the tracer itself runs on is never traced, as Linux strips
+# CC_FLAGS_FTRACE: whole directories (trace/, kernel/tracer/) and the files
+# below; one function elsewhere says `notrace` (<baretrace/compiler.h>).
+FTRACE ?= 1
+FTRACE_FLAGS := $(if $(filter 1,$(FTRACE)),-pg -mfentry -mnop-mcount -mrecord-mcount)
+NOTRACE_SRCS := trace/% kernel/tracer/% \
+	arch/x86/traps.c arch/x86/idt.c arch/x86/percpu.c arch/x86/uart.c arch/x86/vga.c \
+	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ftrace.c \
+	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
+	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c \
+	kernel/console.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c
+# ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
+TRACED_SRCS := kernel/tracer/ftrace_work.c
+ftrace_flags = $(if $(filter $(TRACED_SRCS),$(1)),$(FTRACE_FLAGS),$(if $(filter $(NOTRACE_SRCS),$(1)),,$(FTRACE_FLAGS)))
+
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)
-	$(Q)$(CC) $(KCFLAGS) $(KCFLAGS_EXTRA) -c $< -o $@
+	$(Q)$(CC) $(KCFLAGS) $(call ftrace_flags,$<) $(KCFLAGS_EXTRA) -c $< -o $@
 
 # Host programs are built per object, as the kernel is, so that each
 # object's -MMD file lists that source's headers and a changed header
@@ -198,7 +221,7 @@ run: deps
 .PHONY: tools test-tools
 # The dump reader and text formatter, the one list every host program that
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
-DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
+DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode

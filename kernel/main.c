@@ -20,6 +20,7 @@
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/ftrace.h"
 #include "kernel/jobs.h"
 #include "kernel/memory.h"
 #include "kernel/trace_ctl.h"
@@ -69,9 +70,11 @@ void kernel_main(uint32_t mbi_phys)
 	lapic_init_bsp();				/* local APIC, 8259s masked */
 	lapic_timer_calibrate();			/* timer rate against the TSC */
 	text_poke_init();				/* code read-only before APs start */
+	ftrace_init();					/* function tracer sites, checked */
 	trace_events_init();				/* trace.events=: patch the event sites */
 	smp_init();					/* start APs, measure their TSCs */
 	tracing_init();					/* a ring buffer per CPU, recording */
+	ftrace_boot();					/* ftrace=: the tracer from here on */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

@@ -27,13 +27,18 @@ OUT = ROOT / "build" / "bench"
 INTERVALS = [1, 10, 100, 1000, 10000]
 
 
-def run(mode):
+def run(mode, cmds=None, kernel=None):
     """Boot at the shell, run the benchmarks, power off; their output.
     A prompt that does not come ends make bench with the console's tail."""
-    print(f"bench-kernel: booting ({mode})", flush=True)
-    cmds = ["bench all"] + [f"bench ring write_interval={n} duration_ms=50" for n in INTERVALS]
+    print(f"bench-kernel: booting ({mode}{', ' + kernel if kernel else ''})", flush=True)
+    if cmds is None:
+        cmds = ["bench all"] + [f"bench ring write_interval={n} duration_ms=50" for n in INTERVALS]
+        cmds.append("ftrace bench")   # the function tracer: off, function, function_graph
+    opts = ["--icount"] if mode == "icount" else []
+    if kernel:
+        opts += ["--kernel", kernel]
     try:
-        sh = Shell(timeout=1800, boot_timeout=180, opts=["--icount"] if mode == "icount" else [])
+        sh = Shell(timeout=1800, boot_timeout=180, opts=opts)
         out = ""
         for line in cmds:
             print(f"bench-kernel:   {line}", flush=True)
@@ -66,6 +71,10 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), platform.processor())
     results = {m: run(m) for m in ("icount", "tcg")}
+    # The function tracer's reference: the same kernel built without sites (FTRACE=0).
+    if subprocess.run(["make", "-s", "kernel", "BUILD=build/nosites", "FTRACE=0"], cwd=ROOT).returncode:
+        sys.exit("bench-kernel: the FTRACE=0 kernel does not build")
+    results["icount-nosites"] = run("icount", ["ftrace bench"], "build/nosites/kernel.elf")
     lines = [f"# baretrace kernel benchmarks", f"date: {datetime.datetime.now().isoformat()}",
              f"commit: {commit}", f"machine: {cpu}, {os.cpu_count()} cores, {platform.platform()}",
              f"qemu: {subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}",

@@ -29,6 +29,7 @@
 #include <trace/format.h>
 #include <trace/text.h>
 #include <trace/event_select.h>
+#include <trace/text_ftrace.h>
 
 #define TEXT_LINE_MAX	1280	/* an event's fields at their longest (strings), cut beyond */
 
@@ -448,18 +449,84 @@ static void put_prefix(struct text_line *l, const struct text_cursor *k, uint32_
 		 (unsigned long long)(mag % CLOCK_NSEC_PER_SEC));
 }
 
-static void put_event(const struct text_cursor *k, const struct trace_text_opts *opts,
-		      const struct trace_sink *out,
-		      struct trace_text_summary *sum)
+/*
+ * A function_graph entry whose return is the next item of its own CPU (a
+ * leaf): the exit, parsed into *x, so that both print as one line. The
+ * cursor is copied and the copy advanced; *after is where the original
+ * goes on if the caller takes the exit.
+ */
+static bool graph_leaf(const struct text_cursor *k, const struct trace_event_view *v,
+		       const struct trace_text_opts *opts, struct text_cursor *after,
+		       struct trace_event_view *x)
+{
+	*after = *k;
+	cursor_advance(after);
+	return after->item == ITEM_EVENT &&
+	       trace_event_parse(opts->catalog, after->ev.data, after->ev.len, x) &&
+	       trace_ftrace_kind(x->def) == TRACE_FTRACE_EXIT && x->ctx == v->ctx &&
+	       trace_ftrace_field(x, "func") == trace_ftrace_field(v, "func") &&
+	       trace_ftrace_field(x, "depth") == trace_ftrace_field(v, "depth");
+}
+
+/* An exit's duration: its time less the cycles it carries, both converted. */
+static int64_t graph_duration(const struct text_cursor *k, const struct trace_event_view *x)
+{
+	uint64_t cycles = trace_ftrace_field(x, "cycles");
+
+	if (cycles > k->ev.ts)
+		cycles = k->ev.ts;
+	return k->ns - clock_cycles_to_ns(k->c->clock, k->ev.ts - cycles);
+}
+
+static void line_graph(struct text_line *l, const struct text_cursor *k,
+		       const struct trace_event_view *v, const struct trace_event_view *leaf,
+		       int64_t dur_ns, const struct trace_symbols *syms)
+{
+	int n = trace_ftrace_graph(v, leaf, k->c->cpu, k->ns, dur_ns, syms, l->buf + l->len,
+				   sizeof(l->buf) - l->len);
+
+	if (n > 0)
+		l->len += (size_t)n;
+	if (l->len >= sizeof(l->buf))
+		l->len = sizeof(l->buf) - 1;
+}
+
+/* Print k's event; returns 1 if it also took the next event of k's CPU (a leaf's exit). */
+static int put_event(struct text_cursor *k, const struct trace_text_opts *opts,
+		     const struct trace_sink *out,
+		     struct trace_text_summary *sum)
 {
 	struct text_line l = { .len = 0 };
-	struct trace_event_view v;
+	struct trace_event_view v, x;
+	struct text_cursor after;
+	int took = 0;
 
 	if (trace_event_parse(opts->catalog, k->ev.data, k->ev.len, &v)) {
-		put_prefix(&l, k, v.ctx);
-		if (!trace_event_is_bprint(v.def))	/* trace_printk: "<function>: <message>" */
-			line_add(&l, "%s: ", v.def->name);
-		line_fields(&l, &v, opts->syms);
+		enum trace_ftrace_kind kind = trace_ftrace_kind(v.def);
+
+		if (kind == TRACE_FTRACE_ENTRY && graph_leaf(k, &v, opts, &after, &x)) {
+			/* At the entry's time, with the exit's duration; then past the exit. */
+			line_graph(&l, k, &v, &x, graph_duration(&after, &x), opts->syms);
+			*k = after;
+			took = 1;
+		} else if (kind == TRACE_FTRACE_ENTRY || kind == TRACE_FTRACE_EXIT) {
+			line_graph(&l, k, &v, NULL, kind == TRACE_FTRACE_EXIT ?
+				   graph_duration(k, &v) : 0, opts->syms);
+		} else {
+			put_prefix(&l, k, v.ctx);
+			if (kind == TRACE_FTRACE_FUNCTION) {	/* "func <-caller", as ftrace */
+				int n = trace_ftrace_function(&v, opts->syms, l.buf + l.len,
+							      sizeof(l.buf) - l.len);
+				if (n > 0)
+					l.len += (size_t)n;
+				if (l.len >= sizeof(l.buf))
+					l.len = sizeof(l.buf) - 1;
+			} else {
+				if (!trace_event_is_bprint(v.def))	/* trace_printk: "<function>: <message>" */
+					line_add(&l, "%s: ", v.def->name);
+				line_fields(&l, &v, opts->syms);
+			}
+		}
 	} else {
 		put_prefix(&l, k, v.ctx);
 		line_add(&l, "unknown: id=%u bytes=%u", v.id, v.bytes);
@@ -467,6 +534,7 @@ static void put_event(const struct text_cursor *k, const struct trace_text_opts 
 	}
 	line_put(&l, out);
 	sum->printed++;
+	return took;
 }
 
 static void put_marker(const struct text_cursor *k, const struct trace_sink *out,
@@ -584,7 +652,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 	while ((k = cursor_pick(ks, n))) {
 		if (k->item == ITEM_EVENT) {
 			if (seen++ >= skip)
-				put_event(k, opts, out, sum);
+				seen += (uint64_t)put_event(k, opts, out, sum);
 		} else if (seen >= skip) {
 			put_marker(k, out, sum);
 		}

@@ -81,6 +81,7 @@
  */
 #include <stddef.h>
 #include <arch/cpu.h>
+#include <arch/ftrace.h>
 #include <arch/percpu.h>
 #include <arch/text_poke.h>
 #include <arch/trap.h>
@@ -133,7 +134,7 @@ static bool insn_of(const struct jump_entry *e, bool enabled, uint8_t out[JUMP_L
 }
 
 /* A CPU met the int3 of a live site: go on where the new form leads. */
-static void on_int3(struct trap_frame *f)
+bool arch_jump_label_int3(struct trap_frame *f)
 {
 	uint64_t at = f->rip - 1;	/* int3 is a trap: rip is past it */
 	uint32_t n = __atomic_load_n(&live.n, __ATOMIC_ACQUIRE);	/* pairs with the release in apply */
@@ -142,9 +143,17 @@ static void on_int3(struct trap_frame *f)
 		if (live.site[i].addr == at) {
 			f->rip = live.site[i].resume;
 			__atomic_fetch_add(&int3_hits, 1, __ATOMIC_RELAXED);
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+/* The vector while we patch: our sites, the function tracer's (patched meanwhile), or a bug. */
+static void on_int3(struct trap_frame *f)
+{
+	if (arch_jump_label_int3(f) || arch_ftrace_int3(f))
+		return;
 	trap_fatal(f, "breakpoint that is no static-key site being patched");
 }
 

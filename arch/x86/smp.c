@@ -247,8 +247,8 @@ static void on_call_ipi(struct trap_frame *f)
 	lapic_eoi();	/* the work itself runs from the idle loop */
 }
 
-/* NMIs are expected (tests, benchmarks): count and record them. */
-static void on_nmi(struct trap_frame *f)
+/* NMIs are expected (tests, benchmarks): count and record them. Never traced (NMI). */
+static notrace void on_nmi(struct trap_frame *f)
 {
 	(void)f;
 	trace_nmi((uint32_t)this_cpu()->nmi_count);
@@ -272,7 +272,8 @@ static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
 
 void ap_entry(struct percpu *pc);
 
-void ap_entry(struct percpu *pc)
+/* Not traced: its entry runs before percpu_load() gives this CPU its %gs. */
+notrace void ap_entry(struct percpu *pc)
 {
 	percpu_load(pc);
 	idt_load();

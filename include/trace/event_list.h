@@ -46,6 +46,18 @@ TRACE_EVENT(printk, bprint, F_SYM(ip), F_X64(fmt), F_BPRINT(args))
 TRACE_EVENT(bench, bench_u64, F_U64(value))
 TRACE_EVENT(bench, bench_str, F_STR(name, 16))
 
+/*
+ * ftrace: the function tracer (kernel/tracer/ftrace.c, docs/ftrace.md).
+ * function: a traced function was called; printed "ip <-parent_ip".
+ * funcgraph_entry/exit: function_graph's call and return of func at depth
+ * (0 = outermost of its context level); cycles is the TSC time from entry
+ * to return, overrun the CPU's shadow-stack overruns so far. Printed as a
+ * call graph ("<cpu>) <duration> | func() {"; trace/text.c).
+ */
+TRACE_EVENT(ftrace, function, F_SYM(ip), F_SYM(parent_ip))
+TRACE_EVENT(ftrace, funcgraph_entry, F_SYM(func), F_U32(depth))
+TRACE_EVENT(ftrace, funcgraph_exit, F_SYM(func), F_U64(cycles), F_U32(depth), F_U32(overrun))
+
 #ifdef TRACE_EVENT_LIST_EXTRA
 #include TRACE_EVENT_LIST_EXTRA
 #endif

@@ -322,11 +322,6 @@ def test_ctf_refused_past_int64(tmp_path):
 # definitions: what --events must list for a capture of a kernel that has
 # them, from a decoder built without them.
 EXTRA_SYMS = {"start": 0x200000, "main_loop": 0x200100, "idle.part.0": 0x200800}
-EXTRA_EVENTS = [
-    "extra:ints id=12 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
-    "extra:mixed id=13 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
-    "path:str[16],note:str[40],small:x8",
-]
 BUILTIN_EVENTS = [
     "irq:lapic_tick id=1 fields=tick:u32", "ipi:ipi_send id=2 fields=to_cpu:u32,vector:u32",
     "ipi:ipi_recv id=3 fields=from_cpu:u32,vector:u32", "irq:nmi id=4 fields=count:u32",
@@ -334,6 +329,15 @@ BUILTIN_EVENTS = [
     "test:stress id=6 fields=seq:u32,check:u32,level:u32", "demo:mark id=7 fields=id:u32",
     "bench:bench id=8 fields=seq:u32", "printk:bprint id=9 fields=ip:sym,fmt:x64,args:bprint",
     "bench:bench_u64 id=10 fields=value:u64", "bench:bench_str id=11 fields=name:str[16]",
+    "ftrace:function id=12 fields=ip:sym,parent_ip:sym",
+    "ftrace:funcgraph_entry id=13 fields=func:sym,depth:u32",
+    "ftrace:funcgraph_exit id=14 fields=func:sym,cycles:u64,depth:u32,overrun:u32",
+]
+# The extra events come after the built-in ones: their ids follow.
+EXTRA_EVENTS = [
+    f"extra:ints id={len(BUILTIN_EVENTS) + 1} fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
+    f"extra:mixed id={len(BUILTIN_EVENTS) + 2} fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
+    "path:str[16],note:str[40],small:x8",
 ]
 
 

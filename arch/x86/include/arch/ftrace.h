@@ -1,0 +1,51 @@
+/*
+ * Function tracer sites on x86-64: the instruction forms and the live
+ * patcher (arch/x86/ftrace.c), and the trampolines (arch/x86/ftrace_entry.asm).
+ *
+ * A site is the 5 bytes at a traced function's entry: the NOP GCC emits
+ * (-mnop-mcount: 0f 1f 44 00 00, the same NOP as a disabled static key)
+ * or `call rel32` (e8) to a trampoline.
+ */
+#ifndef ARCH_FTRACE_H
+#define ARCH_FTRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FTRACE_SITE_LEN		5
+#define FTRACE_SITE_NOP		0x0f, 0x1f, 0x44, 0x00, 0x00
+#define FTRACE_OP_CALL32	0xe8
+
+struct trap_frame;
+
+/* The trampolines: a site's call target, and where a taken-over return lands. */
+extern char ftrace_caller[], ftrace_caller_end[], ftrace_return_to_handler[];
+
+/* The form of site: a call to target, or the NOP if target is 0; false if out of reach. */
+bool arch_ftrace_insn(uint64_t site, uint64_t target, uint8_t out[FTRACE_SITE_LEN]);
+
+/*
+ * Rewrite sites[0..n) (ascending) from the form old_target gives to the
+ * form new_target gives (0 = NOP), while other CPUs run them, with the
+ * int3 sequence of arch/x86/jump_label.c. A site whose bytes are not the
+ * old form is refused (one console line each, at most a few) and left as
+ * it is. Task context, interrupts on (the syncs wait for every CPU);
+ * callers are serialised by the tracer's lock. Returns the sites refused.
+ */
+unsigned arch_ftrace_apply(const uint64_t *sites, unsigned n, uint64_t old_target,
+			   uint64_t new_target);
+
+/* Does site hold exactly the NOP? (Boot check of every site.) */
+bool arch_ftrace_site_is_nop(uint64_t site);
+
+/*
+ * The breakpoint handler's share: true (and f resumed past the site) if
+ * f stopped at the int3 of a site being patched. The static-key patcher's
+ * handler asks this too, and ours asks its (both may be live at once).
+ */
+bool arch_ftrace_int3(struct trap_frame *f);
+
+/* Breakpoints met on sites being patched, all CPUs. */
+uint64_t arch_ftrace_int3_hits(void);
+
+#endif

@@ -1,0 +1,550 @@
+/*
+ * The function tracer: the site table, the tracers (nop, function,
+ * function_graph), their hooks and shadow stacks, the filters and the
+ * options. Design, costs and the text format in docs/ftrace.md; the
+ * patching is arch/x86/ftrace.c's, the trampolines arch/x86/ftrace_entry.asm.
+ *
+ * Contract of the hooks: ftrace_entry() runs on any CPU, in any context
+ * (task, IRQ, NMI, an exception handler), at the entry of any traced
+ * function while its site holds the call; ftrace_return() runs where a
+ * function whose return was taken over returns. Both are never traced
+ * (this directory is built without sites) and call only what is not.
+ * The setters are the contract of <kernel/ftrace.h>.
+ *
+ * Per CPU (struct ftrace_cpu; only the CPU itself and its own interrupts
+ * touch it):
+ *
+ *   busy     one bit per context level (the ring buffer's level_bit): a
+ *            hook of that level is running. A hook finding its bit set
+ *            returns at once (recursion guard: counted, nothing recorded).
+ *   stack    FTRACE_LEVELS shadow stacks, one per context level, so that
+ *            an IRQ taken in the middle of traced code pushes on its own:
+ *
+ *     stack[level]:  depth | f[0] f[1] ... f[depth-1] (top) ... f[62]
+ *     frame:         ret (the real return address), func, calltime (the
+ *                    entry's stamp), slot (where ret was on the stack)
+ *
+ * Invariants:
+ *   G1: a frame is pushed before its function's return slot is changed,
+ *       and the slot is changed at most once per call: every return that
+ *       lands in ftrace_return_to_handler has its frame on the stack of
+ *       its level (a function returns at the level it was entered at:
+ *       interrupt entry and exit are untraced and restore the level).
+ *   G2: frames of one level are pushed deeper down the stack as depth
+ *       grows (calls nest; levels that could interleave have stacks of
+ *       their own), so slots decrease from f[0] to the top.
+ *   G3: ftrace_return() pops the frame whose slot is the one just
+ *       returned through (rsp - 8). Frames above it have slots below it:
+ *       their functions left without returning (a stack reset, a job that
+ *       never returns); they are dropped and counted (stale), never
+ *       returned to. No matching frame cannot happen (G1); if it did, there
+ *       is no address to return to, and the kernel stops with a report.
+ *   G4: a full stack means the call is not taken over (overrun counted):
+ *       no entry event, no exit event, the return goes straight back.
+ *   G5: ftrace_return() works whatever the tracer is now: a function
+ *       entered under function_graph may return after a switch to nop.
+ *       The stacks are never freed.
+ *
+ * Switching tracers: to turn on, the mode is published before the sites
+ * become calls; to turn off, the sites become NOPs first. function and
+ * function_graph select the same sites, so switching between them only
+ * changes the mode a running hook reads (either is right for a call).
+ */
+#include <stddef.h>
+#include <arch/acpi.h>
+#include <arch/cpu.h>
+#include <arch/exit.h>
+#include <arch/ftrace.h>
+#include <arch/percpu.h>
+#include <arch/text_poke.h>
+#include <arch/trace_arch.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/ftrace.h"
+#include "kernel/ftrace_sites.h"
+#include "kernel/ksyms.h"
+#include "kernel/kstring.h"
+#include "kernel/pmm.h"
+#include "kernel/tracing.h"
+
+#define FTRACE_SITES_MAX	4096	/* table entries kept; more are dropped, reported */
+#define FTRACE_LEVELS		4	/* ring-buffer context levels: task, softirq, IRQ, NMI */
+
+/* Site flags. */
+#define SITE_FILTER		0x01	/* named by ftrace.filter */
+#define SITE_NOTRACE		0x02	/* named by ftrace.notrace */
+#define SITE_GRAPH_FN		0x04	/* named by ftrace.graph_function */
+#define SITE_SCRATCH		0x40	/* a list being checked */
+#define SITE_ENABLED		0x80	/* holds the call */
+
+struct ftrace_frame {
+	uint64_t ret;			/* the real return address */
+	uint64_t func;			/* the function (its site) */
+	uint64_t calltime;		/* stamp at entry */
+	uint64_t slot;			/* address of the return slot we changed */
+};
+
+struct ftrace_stack {
+	uint32_t depth;			/* frames in use */
+	uint32_t pad;
+	struct ftrace_frame f[FTRACE_STACK_FRAMES];
+};
+
+struct ftrace_cpu {
+	uint32_t busy;			/* level bits of hooks running (recursion guard) */
+	uint32_t max_depth;		/* deepest any of its stacks went */
+	struct ftrace_stack *stack;	/* [FTRACE_LEVELS], or NULL: no graph on this CPU */
+	uint64_t overrun;		/* G4 */
+	uint64_t recursion;		/* busy bit found set */
+	uint64_t stale;			/* G3 */
+	uint64_t nostack;		/* graph entry without stacks */
+} __aligned(CACHELINE_SIZE);
+
+extern uint64_t __start_mcount_loc[], __stop_mcount_loc[];
+extern char __text_start[], __text_end[];
+
+static struct ftrace_cpu fcpu[MAX_CPUS];
+static uint64_t *sites;			/* the table: __mcount_loc, prepared */
+static unsigned nsites;
+static uint8_t site_flags[FTRACE_SITES_MAX];
+static uint64_t batch[FTRACE_SITES_MAX];	/* sites handed to the patcher */
+
+static uint32_t mode;			/* enum ftrace_tracer, read by the hooks */
+static uint32_t graph_limit = FTRACE_STACK_FRAMES;	/* frames per level used */
+static uint32_t graph_fn_on;		/* ftrace.graph_function is not empty */
+static uint32_t lock;			/* serialises the setters */
+static bool ready;			/* ftrace_init() built the table */
+static uint64_t n_dropped, n_refused, n_patches;
+
+/* ---- options ---- */
+
+static const char *const tracer_names[] = { "nop", "function", "function_graph", NULL };
+static int opt_tracer = FTRACE_NOP;
+static char opt_list[FTRACE_LISTS][FTRACE_LIST_MAX];
+static char cur_list[FTRACE_LISTS][FTRACE_LIST_MAX];
+static uint64_t opt_depth;
+static const char *const list_options[FTRACE_LISTS] = {
+	"ftrace.filter", "ftrace.notrace", "ftrace.graph_function",
+};
+static const uint8_t list_bits[FTRACE_LISTS] = { SITE_FILTER, SITE_NOTRACE, SITE_GRAPH_FN };
+
+CMDLINE_OPTION(ftrace, .name = "ftrace", .type = OPT_ENUM, .var = &opt_tracer,
+	       .choices = tracer_names,
+	       .help = "function tracer from boot: nop, function or function_graph");
+CMDLINE_OPTION(ftrace_filter, .name = "ftrace.filter", .type = OPT_STRING,
+	       .var = opt_list[FTRACE_FILTER], .size = FTRACE_LIST_MAX,
+	       .help = "trace only these functions (comma list of names and globs)");
+CMDLINE_OPTION(ftrace_notrace, .name = "ftrace.notrace", .type = OPT_STRING,
+	       .var = opt_list[FTRACE_NOTRACE], .size = FTRACE_LIST_MAX,
+	       .help = "never trace these functions (comma list of names and globs)");
+CMDLINE_OPTION(ftrace_graph_fn, .name = "ftrace.graph_function", .type = OPT_STRING,
+	       .var = opt_list[FTRACE_GRAPH_FUNCTION], .size = FTRACE_LIST_MAX,
+	       .help = "function_graph: only calls below these functions (names and globs)");
+CMDLINE_OPTION(ftrace_depth, .name = "ftrace.graph_depth", .type = OPT_UINT,
+	       .var = &opt_depth, .min = 0, .max = FTRACE_STACK_FRAMES,
+	       .help = "function_graph: deepest nesting recorded per context (0: all 63)");
+
+/* ---- the hooks ---- */
+
+void ftrace_entry(uint64_t ip, uint64_t *slot);
+uint64_t ftrace_return(uint64_t rsp);
+
+static __always_inline void graph_entry(struct ftrace_cpu *fc, uint64_t ip, uint64_t *slot)
+{
+	struct ftrace_stack *st = fc->stack;
+	struct ftrace_frame *fr;
+	uint32_t d;
+
+	if (unlikely(!st)) {
+		fc->nostack++;
+		return;
+	}
+	st += percpu_read32(trace.level);
+	d = st->depth;
+	if (d >= __atomic_load_n(&graph_limit, __ATOMIC_RELAXED)) {
+		if (d >= FTRACE_STACK_FRAMES)
+			fc->overrun++;	/* G4 */
+		return;
+	}
+	if (unlikely(__atomic_load_n(&graph_fn_on, __ATOMIC_RELAXED)) && d == 0) {
+		int i = ftrace_sites_find(sites, nsites, ip);
+
+		if (i < 0 || !(site_flags[i] & SITE_GRAPH_FN))
+			return;
+	}
+	fr = &st->f[d];
+	fr->ret = *slot;
+	fr->func = ip;
+	fr->slot = (uint64_t)(uintptr_t)slot;
+	fr->calltime = arch_read_cycles();
+	st->depth = d + 1;				/* G1: the frame first */
+	barrier();					/* ... then the slot */
+	*slot = (uint64_t)(uintptr_t)ftrace_return_to_handler;
+	if (d + 1 > fc->max_depth)
+		fc->max_depth = d + 1;
+	trace_funcgraph_entry((const void *)(uintptr_t)ip, d);
+}
+
+notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
+{
+	struct ftrace_cpu *fc = &fcpu[percpu_read32(cpu)];
+	uint32_t bit = arch_trace_level_bit();
+	uint32_t m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+
+	if (unlikely(fc->busy & bit)) {
+		fc->recursion++;
+		return;
+	}
+	fc->busy |= bit;	/* one instruction: atomic against this CPU's interrupts */
+	if (likely(m == FTRACE_FUNCTION))
+		trace_function((const void *)(uintptr_t)ip, (const void *)(uintptr_t)*slot);
+	else if (m == FTRACE_GRAPH)
+		graph_entry(fc, ip, slot);
+	fc->busy &= ~bit;
+}
+
+static void __noreturn lost_return(uint64_t rsp)
+{
+	console_enter_panic_mode();
+	printk("PANIC: ftrace: cpu=%u returned through the graph tracer with no shadow frame "
+	       "for the slot at 0x%llx; no address to go back to\n", percpu_read32(cpu),
+	       (unsigned long long)(rsp - 8));
+	machine_exit(false);
+}
+
+notrace uint64_t ftrace_return(uint64_t rsp)
+{
+	struct ftrace_cpu *fc = &fcpu[percpu_read32(cpu)];
+	uint32_t bit = arch_trace_level_bit();
+	struct ftrace_stack *st = fc->stack + percpu_read32(trace.level);
+	uint64_t slot = rsp - 8, ret, func, calltime, now;
+	uint32_t d = st->depth;
+
+	while (d && st->f[d - 1].slot < slot) {	/* G3: frames of calls that never returned */
+		d--;
+		fc->stale++;
+	}
+	if (unlikely(!d || st->f[d - 1].slot != slot))
+		lost_return(rsp);
+	d--;
+	ret = st->f[d].ret;
+	func = st->f[d].func;
+	calltime = st->f[d].calltime;
+	barrier();				/* read the frame before giving it back */
+	st->depth = d;
+	if (likely(!(fc->busy & bit))) {
+		fc->busy |= bit;
+		now = arch_read_cycles();
+		trace_funcgraph_exit((const void *)(uintptr_t)func, now - calltime, d,
+				     (uint32_t)fc->overrun);
+		fc->busy &= ~bit;
+	} else {
+		fc->recursion++;
+	}
+	return ret;
+}
+
+/* ---- the table ---- */
+
+static const char *name_of(unsigned i, void *arg)
+{
+	uint64_t off = 1;
+	const char *s;
+
+	(void)arg;
+	s = ksym_lookup(sites[i], &off);
+	return s && off == 0 ? s : NULL;
+}
+
+unsigned ftrace_site_count(void)
+{
+	return nsites;
+}
+
+const char *ftrace_site_name(unsigned i)
+{
+	return i < nsites ? name_of(i, NULL) : NULL;
+}
+
+uint64_t ftrace_site_addr(unsigned i)
+{
+	return i < nsites ? sites[i] : 0;
+}
+
+bool ftrace_site_enabled(unsigned i)
+{
+	return i < nsites && (site_flags[i] & SITE_ENABLED);
+}
+
+static bool selected(unsigned i)
+{
+	uint8_t f = site_flags[i];
+
+	return (!cur_list[FTRACE_FILTER][0] || (f & SITE_FILTER)) && !(f & SITE_NOTRACE);
+}
+
+bool ftrace_site_selected(unsigned i)
+{
+	return i < nsites && selected(i);
+}
+
+static void alloc_stacks(void)
+{
+	unsigned n = acpi.cpu_count > cpu_count ? acpi.cpu_count : cpu_count;
+	uint64_t bytes = FTRACE_LEVELS * sizeof(struct ftrace_stack);
+	uint64_t pages = (bytes + PAGE_SIZE - 1) / PAGE_SIZE;
+
+	if (n > MAX_CPUS)
+		n = MAX_CPUS;
+	for (unsigned c = 0; c < n; c++) {
+		uint64_t pa = pmm_alloc(pages, 1);
+
+		if (!pa) {
+			printk("ftrace: cpu=%u: no memory for shadow stacks; function_graph "
+			       "skips it\n", c);
+			continue;
+		}
+		memset((void *)(uintptr_t)pa, 0, pages * PAGE_SIZE);
+		fcpu[c].stack = (struct ftrace_stack *)(uintptr_t)pa;
+	}
+}
+
+void ftrace_init(void)
+{
+	unsigned n = (unsigned)(__stop_mcount_loc - __start_mcount_loc), dropped = 0, bad = 0;
+
+	sites = __start_mcount_loc;
+	n = ftrace_sites_prepare(sites, n, (uint64_t)(uintptr_t)__text_start,
+				 (uint64_t)(uintptr_t)__text_end, &dropped);
+	if (n > FTRACE_SITES_MAX) {
+		dropped += n - FTRACE_SITES_MAX;
+		n = FTRACE_SITES_MAX;
+	}
+	/* A site that is not the NOP the build emits is never patched (J5). */
+	for (unsigned i = 0; i < n; i++) {
+		if (arch_ftrace_site_is_nop(sites[i])) {
+			sites[i - bad] = sites[i];
+			continue;
+		}
+		if (bad++ < 4)
+			printk("ftrace: site 0x%llx is not a 5-byte NOP; dropped\n",
+			       (unsigned long long)sites[i]);
+	}
+	nsites = n - bad;
+	n_dropped = dropped + bad;
+	alloc_stacks();
+	if (opt_depth)
+		graph_limit = (uint32_t)opt_depth;
+	ready = true;
+	printk("ftrace: sites=%u dropped=%llu trampoline=0x%llx tracers=nop,function,function_graph\n",
+	       nsites, (unsigned long long)n_dropped,
+	       (unsigned long long)(uintptr_t)ftrace_caller);
+}
+
+/* ---- setters ---- */
+
+static bool lock_take(void)
+{
+	if (!ready) {
+		printk("ftrace: not initialised (a kernel built with FTRACE=0?)\n");
+		return false;
+	}
+	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	return true;
+}
+
+static void lock_give(void)
+{
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+static bool context_ok(const char *what)
+{
+	struct percpu *pc = this_cpu();
+
+	/*
+	 * Interrupts may be off (boot): the syncs need only the other CPUs to
+	 * answer. A static-key change made meanwhile with interrupts off on
+	 * another CPU would then wait for us up to its sync timeout.
+	 */
+	if (pc->irq_depth || pc->nmi_depth) {
+		printk("ftrace: cpu=%u: %s asked in an interrupt handler; not changed\n",
+		       pc->cpu, what);
+		return false;
+	}
+	return true;
+}
+
+/* Make every site hold what the tracer and filters say (under the lock). */
+static void update_sites(void)
+{
+	bool on = __atomic_load_n(&mode, __ATOMIC_RELAXED) != FTRACE_NOP;
+	uint64_t target = (uint64_t)(uintptr_t)ftrace_caller;
+	unsigned k;
+
+	for (int pass = 0; pass < 2; pass++) {	/* 0: off first, 1: then on */
+		k = 0;
+		for (unsigned i = 0; i < nsites; i++) {
+			bool want = on && selected(i), have = site_flags[i] & SITE_ENABLED;
+
+			if (want != have && want == (pass == 1))
+				batch[k++] = sites[i];
+		}
+		if (!k)
+			continue;
+		n_refused += arch_ftrace_apply(batch, k, pass ? 0 : target, pass ? target : 0);
+		n_patches += k;
+		/* The state of each site is what its bytes now say (a refused one kept its own). */
+		for (unsigned i = 0; i < nsites; i++) {
+			uint8_t insn[FTRACE_SITE_LEN];
+			const uint8_t *p = (const uint8_t *)(uintptr_t)sites[i];
+
+			arch_ftrace_insn(sites[i], target, insn);
+			if (!memcmp(p, insn, FTRACE_SITE_LEN))
+				site_flags[i] |= SITE_ENABLED;
+			else
+				site_flags[i] &= (uint8_t)~SITE_ENABLED;
+		}
+	}
+}
+
+int ftrace_set_tracer(enum ftrace_tracer t)
+{
+	if (t >= FTRACE_TRACERS || !context_ok("a tracer change") || !lock_take())
+		return -1;
+	if (t != FTRACE_NOP)
+		__atomic_store_n(&mode, t, __ATOMIC_RELEASE);	/* before the sites call */
+	else
+		__atomic_store_n(&mode, FTRACE_NOP, __ATOMIC_RELEASE);
+	update_sites();		/* off: the sites are NOPs before this returns */
+	lock_give();
+	return 0;
+}
+
+enum ftrace_tracer ftrace_tracer(void)
+{
+	return (enum ftrace_tracer)__atomic_load_n(&mode, __ATOMIC_RELAXED);
+}
+
+const char *ftrace_tracer_name(enum ftrace_tracer t)
+{
+	return t < FTRACE_TRACERS ? tracer_names[t] : "?";
+}
+
+int ftrace_set_tracer_by_name(const char *name)
+{
+	for (int t = 0; t < FTRACE_TRACERS; t++)
+		if (!strcmp(name, tracer_names[t]))
+			return ftrace_set_tracer((enum ftrace_tracer)t);
+	printk("ftrace: unknown tracer '%s'; tracers are nop, function, function_graph\n", name);
+	return -1;
+}
+
+int ftrace_set_list(enum ftrace_list which, const char *list)
+{
+	char unknown[FTRACE_LIST_MAX];
+	size_t len = strlen(list);
+
+	if (which >= FTRACE_LISTS)
+		return -1;
+	if (len >= FTRACE_LIST_MAX) {
+		printk("ftrace: %s: the list is longer than %u bytes; not changed\n",
+		       list_options[which], FTRACE_LIST_MAX - 1);
+		return -1;
+	}
+	if (!context_ok(list_options[which]) || !lock_take())
+		return -1;
+	if (ftrace_filter_apply(list, nsites, name_of, NULL, site_flags, SITE_SCRATCH,
+				unknown, sizeof(unknown))) {
+		lock_give();
+		printk("ftrace: %s: no traceable function matches %s; not changed\n",
+		       list_options[which], unknown);
+		return -1;
+	}
+	ftrace_filter_apply(list, nsites, name_of, NULL, site_flags, list_bits[which], NULL, 0);
+	memcpy(cur_list[which], list, len + 1);
+	if (which == FTRACE_GRAPH_FUNCTION)
+		__atomic_store_n(&graph_fn_on, list[0] != 0, __ATOMIC_RELEASE);
+	else
+		update_sites();
+	lock_give();
+	return 0;
+}
+
+const char *ftrace_list_get(enum ftrace_list which)
+{
+	return which < FTRACE_LISTS ? cur_list[which] : "";
+}
+
+const char *ftrace_list_option(enum ftrace_list which)
+{
+	return which < FTRACE_LISTS ? list_options[which] : "?";
+}
+
+void ftrace_set_graph_depth(uint32_t depth)
+{
+	if (!depth || depth > FTRACE_STACK_FRAMES)
+		depth = FTRACE_STACK_FRAMES;
+	__atomic_store_n(&graph_limit, depth, __ATOMIC_RELAXED);
+}
+
+void ftrace_get_stats(struct ftrace_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->sites = nsites;
+	for (unsigned i = 0; i < nsites; i++)
+		st->enabled += !!(site_flags[i] & SITE_ENABLED);
+	st->dropped = n_dropped;
+	st->refused = n_refused;
+	st->patches = n_patches;
+	st->int3_hits = arch_ftrace_int3_hits();
+	for (unsigned c = 0; c < MAX_CPUS; c++) {
+		const struct ftrace_cpu *fc = &fcpu[c];
+
+		st->overrun += fc->overrun;
+		st->recursion += fc->recursion;
+		st->stale += fc->stale;
+		st->nostack += fc->nostack;
+		if (fc->max_depth > st->max_depth)
+			st->max_depth = fc->max_depth;
+	}
+}
+
+uint32_t ftrace_graph_depth_now(unsigned cpu, unsigned level)
+{
+	if (cpu >= MAX_CPUS || level >= FTRACE_LEVELS || !fcpu[cpu].stack)
+		return 0;
+	return __atomic_load_n(&fcpu[cpu].stack[level].depth, __ATOMIC_RELAXED);
+}
+
+uint64_t ftrace_site_of(const char *name)
+{
+	for (unsigned i = 0; i < nsites; i++) {
+		const char *s = name_of(i, NULL);
+
+		if (s && !strcmp(s, name))
+			return sites[i];
+	}
+	return 0;
+}
+
+void ftrace_boot(void)
+{
+	int rc = 0;
+
+	if (!ready)
+		return;
+	for (int w = 0; w < FTRACE_LISTS; w++)
+		if (opt_list[w][0])
+			rc |= ftrace_set_list((enum ftrace_list)w, opt_list[w]);
+	if (opt_tracer != FTRACE_NOP)
+		rc |= ftrace_set_tracer((enum ftrace_tracer)opt_tracer);
+	if (opt_tracer != FTRACE_NOP || rc) {
+		struct ftrace_stats st;
+
+		ftrace_get_stats(&st);
+		printk("ftrace: tracer=%s enabled=%u refused=%llu\n", tracer_names[opt_tracer],
+		       st.enabled, (unsigned long long)st.refused);
+	}
+}

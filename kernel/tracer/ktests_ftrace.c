@@ -1,0 +1,315 @@
+/*
+ * Function tracer ktests: the site table, a known call chain, filters
+ * checked against the ring buffer's own count of events attempted, the
+ * graph tracer under IRQs and NMIs nested in traced code, and tracers
+ * switched while every CPU runs traced functions.
+ *
+ * Counting: ring_buffer_stats() counts every write attempt (written +
+ * refused + rejected) whatever the tracer did, so "the hooks wrote what
+ * the filters say" is checked against a count the tracer does not keep.
+ * Interrupts are off around a counted call (no other event on the CPU),
+ * except in the IRQ/NMI test, whose handlers count their own calls.
+ *
+ * ftrace_chain leaves its events in the buffer for run=dump: the QEMU test
+ * reads the call graph from the text dump (nesting and durations).
+ */
+#include <arch/cpu.h>
+#include <arch/lapic.h>
+#include <arch/percpu.h>
+#include <arch/smp.h>
+#include <arch/trap.h>
+#include <arch/tsc.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/ftrace.h"
+#include "kernel/ktest.h"
+#include "kernel/kstring.h"
+#include "kernel/tracing.h"
+#include "ftrace_work.h"
+
+#define FLIPS		200	/* tracer switches in the stress test (ktest.ftrace_flips=) */
+#define FLIP_LIMIT_MS	60000	/* ... at most this long */
+#define IRQ_CALLS	400	/* task-level chains in the IRQ/NMI test */
+#define IRQ_HZ		20000	/* its timer: often enough to land in the chains */
+#define IRQ_MIN		20	/* ... and go on until this many IRQs came */
+#define IRQ_LIMIT_MS	5000	/* ... or this long */
+
+static uint64_t attempts(unsigned cpu)
+{
+	struct rb_stats st;
+
+	ring_buffer_stats(ring_buffer_cpu(&trace_rb, cpu), &st);
+	return st.written + st.refused + st.rejected;
+}
+
+/* Events one call of fn(1) writes on this CPU, interrupts off. */
+static uint64_t events_of(void (*fn)(uint32_t))
+{
+	unsigned cpu = this_cpu()->cpu;
+	uint64_t before, after;
+
+	uint64_t flags = read_rflags();
+
+	irq_disable();
+	before = attempts(cpu);
+	fn(1);
+	after = attempts(cpu);
+	if (flags & RFLAGS_IF)
+		irq_enable();
+	return after - before;
+}
+
+static bool enabled(const char *name)
+{
+	uint64_t site = ftrace_site_of(name);
+
+	for (unsigned i = 0; i < ftrace_site_count(); i++)
+		if (ftrace_site_addr(i) == site)
+			return ftrace_site_enabled(i);
+	return false;
+}
+
+static const char *reset(void)
+{
+	if (ftrace_set_tracer(FTRACE_NOP))
+		return "could not set nop";
+	for (int w = 0; w < FTRACE_LISTS; w++)
+		if (ftrace_set_list((enum ftrace_list)w, ""))
+			return "could not clear a list";
+	ftrace_set_graph_depth(0);
+	return NULL;
+}
+
+KTEST(ftrace_sites)
+{
+	unsigned n = ftrace_site_count();
+
+	KT_ASSERT(n > 4);
+	for (unsigned i = 1; i < n; i++)
+		KT_ASSERT(ftrace_site_addr(i - 1) < ftrace_site_addr(i));
+	KT_ASSERT(ftrace_site_of("ftrace_work_a") && ftrace_site_of("ftrace_work_leaf"));
+	KT_ASSERT(ftrace_site_of("smp_init"));
+	/* The tracer's own dependencies have no sites. */
+	KT_ASSERT(!ftrace_site_of("ring_buffer_read_page") && !ftrace_site_of("printk"));
+	KT_ASSERT(!ftrace_site_of("text_poke") && !ftrace_site_of("ftrace_entry"));
+	KT_ASSERT(!ftrace_site_of("trap_dispatch") && !ftrace_site_of("ftrace_work_loop"));
+	KT_ASSERT(ftrace_tracer() == FTRACE_NOP);
+	for (unsigned i = 0; i < n; i++)
+		KT_ASSERT(!ftrace_site_enabled(i));
+	return NULL;
+}
+
+KTEST(ftrace_chain)
+{
+	struct ftrace_stats st;
+	const char *why = reset();
+
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_FUNCTION));
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.enabled == 4);	/* a, b, c, leaf */
+	KT_ASSERT(events_of(ftrace_work_a) == 4);	/* a, b, c, c */
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
+	KT_ASSERT(events_of(ftrace_work_a) == 8);	/* entry and exit each */
+	KT_ASSERT(ftrace_graph_depth_now(this_cpu()->cpu, TRACE_LEVEL_TASK) == 0);
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.max_depth >= 3 && st.overrun == 0 && st.stale == 0);
+	/* Depth limit: b's children are below it. */
+	ftrace_set_graph_depth(2);
+	KT_ASSERT(events_of(ftrace_work_a) == 4);	/* a and b */
+	ftrace_set_graph_depth(0);
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_NOP));
+	KT_ASSERT(events_of(ftrace_work_a) == 0);
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.enabled == 0);
+	/* Once more for the dump (the QEMU test reads this graph). */
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
+	KT_ASSERT(events_of(ftrace_work_a) == 8);
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_FUNCTION));
+	KT_ASSERT(events_of(ftrace_work_a) == 4);
+	return reset();
+}
+
+KTEST(ftrace_filters)
+{
+	struct ftrace_stats st;
+	const char *why = reset();
+
+	if (why)
+		return why;
+	/* Bad names are refused and change nothing. */
+	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "ftrace_work_a,no_such_fn") == -1);
+	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "nomatch*") == -1);
+	KT_ASSERT(!strcmp(ftrace_list_get(FTRACE_FILTER), ""));
+	/* Exactly what they name. */
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_?,ftrace_work_leaf"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_NOTRACE, "ftrace_work_b"));
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_FUNCTION));
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.enabled == 3);
+	KT_ASSERT(enabled("ftrace_work_a") && !enabled("ftrace_work_b") &&
+		  enabled("ftrace_work_c") && enabled("ftrace_work_leaf"));
+	KT_ASSERT(!enabled("smp_init"));
+	KT_ASSERT(events_of(ftrace_work_a) == 3);	/* a, c, c */
+	/* graph_function: only below b. */
+	KT_ASSERT(!ftrace_set_list(FTRACE_NOTRACE, ""));
+	KT_ASSERT(!ftrace_set_list(FTRACE_GRAPH_FUNCTION, "ftrace_work_b"));
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
+	KT_ASSERT(events_of(ftrace_work_a) == 6);	/* b, c, c: entry and exit */
+	KT_ASSERT(events_of(ftrace_work_c) == 0);	/* not below b */
+	KT_ASSERT(!ftrace_set_list(FTRACE_GRAPH_FUNCTION, ""));
+	KT_ASSERT(events_of(ftrace_work_c) == 2);
+	/* Switching the filter while on repatches: now c alone. */
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_c"));
+	KT_ASSERT(events_of(ftrace_work_a) == 4);	/* c, c */
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.enabled == 1 && st.refused == 0);
+	return reset();
+}
+
+/* ---- IRQs and NMIs nested in traced code ---- */
+
+static volatile uint32_t irq_calls, nmi_calls;
+
+static void on_test_timer(struct trap_frame *f)
+{
+	(void)f;
+	ftrace_work_c(2);
+	irq_calls++;
+	lapic_eoi();
+}
+
+static void on_test_nmi(struct trap_frame *f)
+{
+	(void)f;
+	ftrace_work_c(3);
+	nmi_calls++;
+}
+
+KTEST(ftrace_graph_irq_nmi)
+{
+	trap_handler_t old_timer = trap_get_handler(VEC_TIMER), old_nmi = trap_get_handler(VEC_NMI);
+	unsigned cpu = this_cpu()->cpu;
+	struct ftrace_stats st;
+	uint64_t before, got, want, t0, lim = tsc.hz / 1000 * IRQ_LIMIT_MS;
+	uint32_t chains;
+	bool irq_on;
+	const char *why = reset();
+
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
+	irq_calls = nmi_calls = 0;
+	trap_set_handler(VEC_TIMER, on_test_timer);
+	trap_set_handler(VEC_NMI, on_test_nmi);
+	irq_on = read_rflags() & RFLAGS_IF;
+	irq_enable();		/* jobs may run with interrupts off */
+	before = attempts(cpu);
+	t0 = rdtsc();
+	lapic_timer_periodic(IRQ_HZ);
+	for (chains = 0; chains < IRQ_CALLS || (irq_calls < IRQ_MIN && rdtsc() - t0 < lim);
+	     chains++) {
+		ftrace_work_a(chains);
+		if (chains % 8 == 0)
+			lapic_send_nmi(this_cpu()->apic_id);
+	}
+	lapic_timer_stop();
+	irq_disable();
+	got = attempts(cpu) - before;
+	want = 8ull * chains + 2ull * (irq_calls + nmi_calls);
+	if (irq_on)
+		irq_enable();
+	trap_set_handler(VEC_TIMER, old_timer);
+	trap_set_handler(VEC_NMI, old_nmi);
+	ftrace_get_stats(&st);
+	printk("ktest: ftrace_graph_irq_nmi chains=%u irqs=%u nmis=%u events=%llu expected=%llu "
+	       "stale=%llu overrun=%llu\n", chains, irq_calls, nmi_calls,
+	       (unsigned long long)got, (unsigned long long)want,
+	       (unsigned long long)st.stale, (unsigned long long)st.overrun);
+	why = reset();
+	KT_ASSERT(!why);
+	KT_ASSERT(irq_calls > 0 && nmi_calls > 0);
+	KT_ASSERT(got == want);
+	for (unsigned l = 0; l < 4; l++)
+		KT_ASSERT(ftrace_graph_depth_now(cpu, l) == 0);
+	KT_ASSERT(st.stale == 0 && st.overrun == 0);
+	return NULL;
+}
+
+/* ---- tracers switched while every CPU runs traced code ---- */
+
+static uint64_t opt_flips = FLIPS;
+CMDLINE_OPTION(ktest_ftrace_flips, .name = "ktest.ftrace_flips", .type = OPT_UINT,
+	       .var = &opt_flips, .min = 1, .max = 1000000,
+	       .help = "tracer switches in ktest ftrace_flip_stress (the full suite keeps it short)");
+
+static volatile bool flip_stop;
+static uint64_t flip_loops[MAX_CPUS];
+
+static void flip_worker(void *arg)
+{
+	unsigned cpu = this_cpu()->cpu;
+
+	(void)arg;
+	while (!__atomic_load_n(&flip_stop, __ATOMIC_ACQUIRE)) {
+		ftrace_work_a(cpu);
+		ftrace_work_leaf(cpu);
+		flip_loops[cpu]++;
+	}
+}
+
+KTEST(ftrace_flip_stress)
+{
+	static const enum ftrace_tracer order[] = { FTRACE_FUNCTION, FTRACE_GRAPH, FTRACE_NOP,
+						    FTRACE_GRAPH, FTRACE_FUNCTION, FTRACE_NOP };
+	uint64_t t0 = rdtsc(), lim = tsc.hz / 1000 * FLIP_LIMIT_MS;
+	struct ftrace_stats st;
+	const char *why = reset();
+	unsigned flips = 0, workers = 0;
+
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	flip_stop = false;
+	for (unsigned c = 1; c < cpu_count; c++) {
+		flip_loops[c] = 0;
+		if (cpus[c] && cpus[c]->online && smp_call_async(c, flip_worker, NULL))
+			workers++;
+	}
+	for (; flips < opt_flips && rdtsc() - t0 < lim; flips++) {
+		if (ftrace_set_tracer(order[flips % 6]))
+			break;
+		ftrace_work_a(0);	/* the patching CPU runs them too */
+	}
+	ftrace_set_tracer(FTRACE_NOP);
+	__atomic_store_n(&flip_stop, true, __ATOMIC_RELEASE);
+	for (unsigned c = 1; c < cpu_count; c++)
+		if (cpus[c] && cpus[c]->online && !smp_call_wait(c, 10000))
+			return "a worker did not stop";
+	ftrace_get_stats(&st);
+	printk("ktest: ftrace_flip_stress flips=%u workers=%u int3_hits=%llu patches=%llu "
+	       "stale=%llu overrun=%llu recursion=%llu\n", flips, workers,
+	       (unsigned long long)st.int3_hits, (unsigned long long)st.patches,
+	       (unsigned long long)st.stale, (unsigned long long)st.overrun,
+	       (unsigned long long)st.recursion);
+	why = reset();
+	KT_ASSERT(!why);
+	KT_ASSERT(flips > 0 && st.enabled == 0 && st.refused == 0);
+	KT_ASSERT(st.stale == 0 && st.overrun == 0);
+	for (unsigned c = 0; c < cpu_count; c++) {
+		struct rb_stats rs;
+
+		for (unsigned l = 0; l < 4; l++)
+			KT_ASSERT(ftrace_graph_depth_now(c, l) == 0);
+		if (!cpus[c])
+			continue;
+		ring_buffer_stats(ring_buffer_cpu(&trace_rb, c), &rs);
+		KT_ASSERT(rs.written == rs.entries + rs.dropped);
+		KT_ASSERT(rs.entries == rs.in_buffer + rs.read + rs.overrun);
+		KT_ASSERT(c == 0 || flip_loops[c] > 0);
+	}
+	return NULL;
+}

@@ -1,0 +1,150 @@
+/*
+ * Shell commands of the function tracer: tracer (show or switch),
+ * functions (list the traceable ones), ftrace (filters, depth, counters,
+ * and the test workload).
+ */
+#include <stddef.h>
+#include "kernel/console.h"
+#include "kernel/ftrace.h"
+#include "kernel/ftrace_sites.h"
+#include "kernel/kstring.h"
+#include "kernel/shell.h"
+#include "ftrace_work.h"
+
+static void show_stats(void)
+{
+	struct ftrace_stats st;
+
+	ftrace_get_stats(&st);
+	cprintf("ftrace: tracer=%s sites=%u enabled=%u refused=%llu patches=%llu int3_hits=%llu "
+		"overrun=%llu recursion=%llu stale=%llu nostack=%llu max_depth=%llu\n",
+		ftrace_tracer_name(ftrace_tracer()), st.sites, st.enabled,
+		(unsigned long long)st.refused, (unsigned long long)st.patches,
+		(unsigned long long)st.int3_hits, (unsigned long long)st.overrun,
+		(unsigned long long)st.recursion, (unsigned long long)st.stale,
+		(unsigned long long)st.nostack, (unsigned long long)st.max_depth);
+	for (int w = 0; w < FTRACE_LISTS; w++)
+		cprintf("%s=%s\n", ftrace_list_option((enum ftrace_list)w),
+			ftrace_list_get((enum ftrace_list)w));
+}
+
+static int cmd_tracer(int argc, char **argv)
+{
+	if (argc > 2) {
+		cprintf("error: usage: tracer [nop|function|function_graph]\n");
+		return 1;
+	}
+	if (argc == 2 && ftrace_set_tracer_by_name(argv[1]))
+		return 1;
+	show_stats();
+	return 0;
+}
+SHELL_COMMAND(tracer, .name = "tracer", .usage = "[nop|function|function_graph]",
+	      .help = "show or switch the function tracer", .fn = cmd_tracer);
+
+static int cmd_functions(int argc, char **argv)
+{
+	unsigned shown = 0, n = ftrace_site_count();
+
+	if (argc > 2) {
+		cprintf("error: usage: functions [glob]\n");
+		return 1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const char *name = ftrace_site_name(i);
+
+		if (!name || (argc == 2 && !ftrace_glob_match(argv[1], name)))
+			continue;
+		cprintf("%s%s\n", name, ftrace_site_enabled(i) ? " [on]" :
+			ftrace_site_selected(i) ? "" : " [off]");
+		shown++;
+	}
+	if (argc == 2 && !shown) {
+		cprintf("error: no traceable function matches %s\n", argv[1]);
+		return 1;
+	}
+	cprintf("functions: %u of %u\n", shown, n);
+	return 0;
+}
+SHELL_COMMAND(functions, .name = "functions", .usage = "[glob]",
+	      .help = "list the traceable functions ([on]: traced now, [off]: filtered out)",
+	      .fn = cmd_functions);
+
+/*
+ * bench: instructions per call of ftrace_work_leaf() under icount (a TSC
+ * cycle is an instruction there), with the tracer off, function and
+ * function_graph; the loop and the leaf included (subtract the off figure
+ * of an FTRACE=0 kernel, where the leaf has no site, for the site alone).
+ * The buffers keep recording (overwrite): what a traced call really costs.
+ */
+#define BENCH_CALLS	100000
+
+static void bench_one(const char *name, uint32_t calls)
+{
+	uint64_t cycles = ftrace_work_loop(calls);
+
+	cprintf("bench: test=ftrace tracer=%s site=%s calls=%u cycles=%llu cycles_per_call=%llu.%03llu\n",
+		name, ftrace_site_of("ftrace_work_leaf") ? "yes" : "no", calls,
+		(unsigned long long)cycles, (unsigned long long)(cycles / calls),
+		(unsigned long long)(cycles % calls * 1000 / calls));
+}
+
+static int ftrace_bench(void)
+{
+	char filter[FTRACE_LIST_MAX];
+	enum ftrace_tracer was = ftrace_tracer();
+	int rc = 0;
+
+	memcpy(filter, ftrace_list_get(FTRACE_FILTER), sizeof(filter));
+	ftrace_work_loop(1000);		/* warm: translated once */
+	bench_one("off", BENCH_CALLS);
+	if (!ftrace_site_of("ftrace_work_leaf"))
+		return 0;		/* a kernel without sites: the reference */
+	rc |= ftrace_set_tracer(FTRACE_NOP);
+	rc |= ftrace_set_list(FTRACE_FILTER, "ftrace_work_leaf");
+	rc |= ftrace_set_tracer(FTRACE_FUNCTION);
+	ftrace_work_loop(1000);
+	bench_one("function", BENCH_CALLS);
+	rc |= ftrace_set_tracer(FTRACE_GRAPH);
+	ftrace_work_loop(1000);
+	bench_one("function_graph", BENCH_CALLS);
+	rc |= ftrace_set_tracer(FTRACE_NOP);
+	rc |= ftrace_set_list(FTRACE_FILTER, filter);
+	rc |= ftrace_set_tracer(was);
+	return rc ? 1 : 0;
+}
+
+static const char *const list_words[FTRACE_LISTS] = { "filter", "notrace", "graph_function" };
+
+static int cmd_ftrace(int argc, char **argv)
+{
+	if (argc == 1) {
+		show_stats();
+		return 0;
+	}
+	for (int w = 0; w < FTRACE_LISTS; w++) {
+		if (strcmp(argv[1], list_words[w]))
+			continue;
+		if (argc != 3) {
+			cprintf("error: usage: ftrace %s LIST|- (a comma list of names and globs; "
+				"- clears it)\n", list_words[w]);
+			return 1;
+		}
+		if (ftrace_set_list((enum ftrace_list)w, strcmp(argv[2], "-") ? argv[2] : ""))
+			return 1;
+		show_stats();
+		return 0;
+	}
+	if (!strcmp(argv[1], "bench") && argc == 2)
+		return ftrace_bench();
+	if (!strcmp(argv[1], "work") && argc == 2) {
+		ftrace_work_a(1);
+		cprintf("ftrace: work: ftrace_work_a called\n");
+		return 0;
+	}
+	cprintf("error: usage: ftrace [filter|notrace|graph_function LIST|-] | ftrace work|bench\n");
+	return 1;
+}
+SHELL_COMMAND(ftrace, .name = "ftrace", .usage = "[filter|notrace|graph_function LIST|-|work|bench]",
+	      .help = "function tracer filters and counters; work: call a->b->c; bench: cost per call",
+	      .fn = cmd_ftrace);

@@ -1,0 +1,110 @@
+"""The function tracer: sites, patching, function and function_graph, filters,
+the graph text in the kernel's dump and the decoder's, bad values."""
+import re
+
+import pytest
+
+from test_dump import decoder, ktest_dump  # noqa: F401  (the fixture)
+
+KTESTS = "ftrace_sites,ftrace_chain,ftrace_filters,ftrace_graph_irq_nmi,ftrace_flip_stress"
+GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\) (\S)\s+(?:(\d+)\.(\d{3}) us)?\s+\| (\s*)(.*)$")
+
+
+@pytest.mark.parametrize("smp", [1, 2, 3])
+def test_ftrace_ktests(qemu, smp):
+    """Every ftrace ktest at 1, 2 and 3 CPUs (odd counts too): the chain's
+    events counted by the ring buffer, filters, IRQ/NMI nesting, and 1000
+    tracer switches while the other CPUs run traced functions."""
+    r = qemu(f"run=ktest ktest={KTESTS} ktest.ftrace_flips=1000 exit", smp=smp, timeout=240)
+    assert r.rc == 0, r.out
+    res = r.ktap()
+    assert all(res.values()) and len(res) == 5, res
+    f = r.fields(r"^ktest: ftrace_flip_stress ")
+    assert int(f["flips"]) == 1000 and int(f["workers"]) == smp - 1
+    assert f["stale"] == "0" and f["overrun"] == "0"
+    g = r.fields(r"^ktest: ftrace_graph_irq_nmi ")
+    assert g["events"] == g["expected"] and int(g["irqs"]) > 0 and int(g["nmis"]) > 0
+
+
+def test_ftrace_ktests_icount(qemu):
+    """The same under icount (one host thread runs every vCPU in turn)."""
+    r = qemu(f"run=ktest ktest={KTESTS} exit", smp=2, icount=True, timeout=400)
+    assert r.rc == 0, r.out
+    assert all(r.ktap().values())
+
+
+def graph_lines(text):
+    out = []
+    for l in text.split("\n"):
+        m = GRAPH.match(l)
+        if m:
+            dur = int(m.group(5)) * 1000 + int(m.group(6)) if m.group(5) else None
+            out.append((int(m.group(3)), m.group(4), dur, len(m.group(7)), m.group(8)))
+    return out
+
+
+def test_chain_graph_and_function_text(qemu, decoder, tmp_path):  # noqa: F811
+    """ftrace_chain leaves a->b->{c,c} traced by function_graph, then by
+    function: the kernel's text shows the nesting ftrace shows (indent two
+    per level, leaves on one line, closing braces naming the function),
+    children's durations within their parent's; the decoder's text of the
+    binary dump is the same. Kills: a wrong depth, an exit paired with the
+    wrong entry, a duration from the wrong stamp, a decoder that differs."""
+    _, ktext = ktest_dump(qemu, decoder, tmp_path, "ftrace_chain")
+    text = ktext.decode()
+    g = [x for x in graph_lines(text) if "ftrace_work" in x[4]]
+    want = [(0, "ftrace_work_a() {"), (2, "ftrace_work_b() {"), (4, "ftrace_work_c();"),
+            (4, "ftrace_work_c();"), (2, "} /* ftrace_work_b */"), (0, "} /* ftrace_work_a */")]
+    assert len(g) == 15, text      # the graph passes of the ktest: 6 + 3 (to depth 2) + 6 lines
+    # The last full chain (the one left for the dump).
+    last = g[-6:]
+    assert [(x[3], x[4]) for x in last] == want, text
+    assert all(x[1] == "." and x[0] == 0 for x in last)
+    c1, c2, b, a = last[2][2], last[3][2], last[4][2], last[5][2]
+    assert last[0][2] is None and last[1][2] is None
+    assert 0 < c1 and 0 < c2 and c1 + c2 < b < a, last
+    # The function tracer's pass: "func <-caller+0xoff".
+    fl = re.findall(r"^\s*task-0\s+\[000\] \.\.\.\. \s*\d+\.\d{9}: (ftrace_work_\w) <-(\S+)$",
+                    text, re.M)
+    assert [f for f, _ in fl[-4:]] == ["ftrace_work_a", "ftrace_work_b", "ftrace_work_c",
+                                       "ftrace_work_c"], text
+    assert [p.split("+")[0] for _, p in fl[-3:]] == ["ftrace_work_a", "ftrace_work_b",
+                                                     "ftrace_work_b"]
+
+
+def test_bad_values_are_named(qemu):
+    """A bad tracer and a filter with an unknown name: one line each naming
+    the option and the name, nothing traced, boot goes on."""
+    r = qemu("ftrace=bogus ftrace.filter=smp_init,no_such_function,nomatch_* "
+             "run=ktest ktest=ftrace_sites exit")
+    assert r.rc == 0, r.out
+    assert r.has(r"ftrace.*bogus"), r.out
+    line = r.has(r"^ftrace: ftrace\.filter: no traceable function matches ")
+    assert line and line.endswith("no_such_function,nomatch_*; not changed"), r.out
+    assert all(r.ktap().values())
+
+
+def test_boot_tracer_and_shell(shell):
+    """ftrace= at boot, then the shell: tracer, functions, ftrace filter."""
+    s = shell("ftrace=function ftrace.filter=ftrace_work_* run=shell", smp=2)
+    out = s.cmd("tracer")
+    assert re.search(r"^ftrace: tracer=function sites=\d+ enabled=4 refused=0 ", out, re.M), out
+    out = s.cmd("functions ftrace_work_*")
+    assert "ftrace_work_a [on]" in out and "functions: 4 of" in out, out
+    out = s.cmd("functions nosuch*")
+    assert "error: no traceable function matches nosuch*" in out, out
+    out = s.cmd("ftrace notrace ftrace_work_b")
+    assert re.search(r"enabled=3 ", out), out
+    out = s.cmd("tracer function_graph")
+    assert "tracer=function_graph" in out, out
+    s.cmd("ftrace work")
+    out = s.cmd("tracer nop")
+    assert re.search(r"tracer=nop sites=\d+ enabled=0 ", out), out
+    out = s.cmd("dump text")
+    g = [x for x in graph_lines(out) if "ftrace_work" in x[4]]
+    assert [(x[3], x[4]) for x in g] == [(0, "ftrace_work_a() {"), (2, "ftrace_work_c();"),
+                                        (2, "ftrace_work_c();"), (0, "} /* ftrace_work_a */")], out
+    out = s.cmd("tracer bogus")
+    assert "unknown tracer 'bogus'" in out, out
+    s.send(b"poweroff\r")
+    assert s.close() == 0

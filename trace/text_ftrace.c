@@ -1,0 +1,96 @@
+/*
+ * The function tracer's events as text: formats in <trace/text_ftrace.h>.
+ * Portable (kernel and host); only the catalog's descriptions are used.
+ */
+#include <trace/format.h>
+#include <trace/text.h>
+#include <trace/text_ftrace.h>
+
+#define GRAPH_INDENT_MAX	64	/* depths past this print at this indent */
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return false;
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+enum trace_ftrace_kind trace_ftrace_kind(const struct trace_event_def *d)
+{
+	if (!d || !str_eq(d->system, "ftrace"))
+		return TRACE_FTRACE_NONE;
+	if (str_eq(d->name, "function"))
+		return TRACE_FTRACE_FUNCTION;
+	if (str_eq(d->name, "funcgraph_entry"))
+		return TRACE_FTRACE_ENTRY;
+	if (str_eq(d->name, "funcgraph_exit"))
+		return TRACE_FTRACE_EXIT;
+	return TRACE_FTRACE_NONE;
+}
+
+uint64_t trace_ftrace_field(const struct trace_event_view *v, const char *name)
+{
+	for (uint32_t i = 0; v->def && i < v->def->nfields; i++) {
+		const struct trace_field_def *f = &v->def->fields[i];
+
+		if (str_eq(f->name, name) && (f->kind == TRACE_FIELD_INT || f->kind == TRACE_FIELD_SYM))
+			return trace_field_value(v, f);
+	}
+	return 0;
+}
+
+/* "name" (offset 0) or "name+0xoff", or "0x<hex>" without a symbol. */
+static int put_sym(char *buf, size_t size, const struct trace_symbols *syms, uint64_t addr,
+		   bool bare)
+{
+	uint64_t off = 0;
+	const char *s = syms && syms->lookup ? syms->lookup(syms->ctx, addr, &off) : 0;
+
+	if (!s)
+		return ksnprintf(buf, size, "0x%llx", (unsigned long long)addr);
+	if (bare && !off)
+		return ksnprintf(buf, size, "%s", s);
+	return ksnprintf(buf, size, "%s+0x%llx", s, (unsigned long long)off);
+}
+
+int trace_ftrace_function(const struct trace_event_view *v, const struct trace_symbols *syms,
+			  char *buf, size_t size)
+{
+	char a[96], b[96];
+
+	put_sym(a, sizeof(a), syms, trace_ftrace_field(v, "ip"), true);
+	put_sym(b, sizeof(b), syms, trace_ftrace_field(v, "parent_ip"), false);
+	return ksnprintf(buf, size, "%s <-%s", a, b);
+}
+
+int trace_ftrace_graph(const struct trace_event_view *ev, const struct trace_event_view *leaf,
+		       uint32_t cpu, int64_t ns, int64_t dur_ns,
+		       const struct trace_symbols *syms, char *buf, size_t size)
+{
+	enum trace_ftrace_kind kind = trace_ftrace_kind(ev->def);
+	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	uint64_t depth = trace_ftrace_field(ev, "depth");
+	uint32_t indent = 2 * (uint32_t)(depth < GRAPH_INDENT_MAX ? depth : GRAPH_INDENT_MAX);
+	char secs[24], dur[32], fn[96];
+
+	ksnprintf(secs, sizeof(secs), "%s%llu", ns < 0 ? "-" : "",
+		  (unsigned long long)(mag / 1000000000u));
+	if (kind == TRACE_FTRACE_EXIT || leaf) {
+		uint64_t d = dur_ns < 0 ? 0 : (uint64_t)dur_ns;
+
+		ksnprintf(dur, sizeof(dur), "%llu.%03llu us", (unsigned long long)(d / 1000),
+			  (unsigned long long)(d % 1000));
+	} else {
+		dur[0] = 0;
+	}
+	put_sym(fn, sizeof(fn), syms, trace_ftrace_field(ev, "func"), true);
+	return ksnprintf(buf, size, "%5s.%09llu | %3u) %c %13s  | %*s%s%s%s%s", secs,
+			 (unsigned long long)(mag % 1000000000u), cpu, trace_ctx_flag(ev->ctx),
+			 dur, (int)indent, "",
+			 kind == TRACE_FTRACE_EXIT ? "} /* " : "", fn,
+			 kind == TRACE_FTRACE_EXIT ? " */" : leaf ? "();" : "() {", "");
+}
