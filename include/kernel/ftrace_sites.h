@@ -19,6 +19,7 @@
 #define KERNEL_FTRACE_SITES_H
 
 #include <stdbool.h>
+#include "trace/event_select.h"	/* trace_glob_match() */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,9 +35,6 @@ unsigned ftrace_sites_prepare(uint64_t *loc, unsigned n, uint64_t text_lo, uint6
 
 /* Index of addr in the prepared table, or -1. */
 int ftrace_sites_find(const uint64_t *sites, unsigned n, uint64_t addr);
-
-/* Does name match the glob pat ('*', '?'; everything else literal)? */
-bool ftrace_glob_match(const char *pat, const char *name);
 
 /* The name of site i (NULL: unknown, matched by no filter). */
 typedef const char *(*ftrace_name_fn)(unsigned i, void *arg);

@@ -79,33 +79,6 @@ int ftrace_sites_find(const uint64_t *sites, unsigned n, uint64_t addr)
 	return -1;
 }
 
-/*
- * Iterative glob: on a mismatch after a '*', retry with the star taking one
- * more character. Linear in practice, O(len(pat) * len(name)) at worst.
- */
-bool ftrace_glob_match(const char *pat, const char *name)
-{
-	const char *star = 0, *resume = 0;
-
-	while (*name) {
-		if (*pat == '*') {
-			star = pat++;
-			resume = name;
-		} else if (*pat == '?' || *pat == *name) {
-			pat++;
-			name++;
-		} else if (star) {
-			pat = star + 1;
-			name = ++resume;
-		} else {
-			return false;
-		}
-	}
-	while (*pat == '*')
-		pat++;
-	return !*pat;
-}
-
 static void append_item(char *out, size_t len, size_t *at, const char *item, size_t n)
 {
 	if (!out || !len)
@@ -141,7 +114,7 @@ unsigned ftrace_filter_apply(const char *list, unsigned n, ftrace_name_fn name, 
 			for (unsigned i = 0; i < n; i++) {
 				const char *s = name(i, arg);
 
-				if (s && ftrace_glob_match(item, s)) {
+				if (s && trace_glob_match(item, s)) {
 					flags[i] |= bit;
 					hits++;
 				}

@@ -53,7 +53,7 @@ static int cmd_functions(int argc, char **argv)
 	for (unsigned i = 0; i < n; i++) {
 		const char *name = ftrace_site_name(i);
 
-		if (!name || (argc == 2 && !ftrace_glob_match(argv[1], name)))
+		if (!name || (argc == 2 && !trace_glob_match(argv[1], name)))
 			continue;
 		cprintf("%s%s\n", name, ftrace_site_enabled(i) ? " [on]" :
 			ftrace_site_selected(i) ? "" : " [off]");

@@ -63,17 +63,17 @@ static void test_prepare_large_reversed(void **state)
 static void test_glob(void **state)
 {
 	(void)state;
-	assert_true(ftrace_glob_match("smp_*", "smp_init"));
-	assert_true(ftrace_glob_match("*", ""));
-	assert_true(ftrace_glob_match("*_init", "smp_init"));
-	assert_true(ftrace_glob_match("s?p_*t", "smp_init"));
-	assert_true(ftrace_glob_match("*a*b*", "xxaxxbxx"));
-	assert_true(ftrace_glob_match("exact", "exact"));
-	assert_false(ftrace_glob_match("exact", "exactly"));
-	assert_false(ftrace_glob_match("smp_*", "tsc_init"));
-	assert_false(ftrace_glob_match("?", ""));
-	assert_false(ftrace_glob_match("*a*b", "xxaxxbxxc"));
-	assert_false(ftrace_glob_match("", "x"));
+	assert_true(trace_glob_match("smp_*", "smp_init"));
+	assert_true(trace_glob_match("*", ""));
+	assert_true(trace_glob_match("*_init", "smp_init"));
+	assert_true(trace_glob_match("s?p_*t", "smp_init"));
+	assert_true(trace_glob_match("*a*b*", "xxaxxbxx"));
+	assert_true(trace_glob_match("exact", "exact"));
+	assert_false(trace_glob_match("exact", "exactly"));
+	assert_false(trace_glob_match("smp_*", "tsc_init"));
+	assert_false(trace_glob_match("?", ""));
+	assert_false(trace_glob_match("*a*b", "xxaxxbxxc"));
+	assert_false(trace_glob_match("", "x"));
 }
 
 static const char *const names[] = { "smp_init", "smp_call_async", "tsc_init", NULL, "main" };

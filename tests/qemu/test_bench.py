@@ -76,7 +76,7 @@ def test_bad_bench_option_is_refused_at_boot(qemu):
     bad value that resets the choice to all."""
     r = qemu("run=bench bench=event bench=foo exit", timeout=120)
     assert r.rc == 0, r.out
-    assert r.has(r"^cmdline: bench=foo: invalid value: accepted: all\|ring\|event; left unchanged$"), r.out
+    assert r.has(r"^cmdline: bench=foo: invalid value: accepted: all\|ring\|event\|tracepoint; left unchanged$"), r.out
     assert not r.has(r"^error: "), r.out
     f = bench_line(r, test="event")
     assert int(f["events"]) == 10000, f
@@ -85,8 +85,9 @@ def test_bad_bench_option_is_refused_at_boot(qemu):
 
 def test_bench_bad_input_keeps_the_shell(shell):
     s = shell()
-    assert s.cmd("bench").startswith("error: usage: bench ring|event|all")
-    assert s.cmd("bench fast").startswith("error: usage: bench ring|event|all")
+    assert s.cmd("bench").startswith("error: usage: bench ring|event|tracepoint|all")
+    assert s.cmd("bench fast").startswith("error: usage: bench ring|event|tracepoint|all")
+    assert s.cmd("bench tracepoint x=1") == "error: bench tracepoint takes no options\n"
     assert s.cmd("bench ring payload=5000").startswith("error: bench payload=5000: not accepted")
     assert s.cmd("bench ring duration_ms=0").startswith("error: bench duration_ms=0: not accepted")
     assert s.cmd("bench ring cpu=9").startswith("error: bench cpu=9: not accepted")
@@ -109,3 +110,18 @@ def test_bench_bad_input_keeps_the_shell(shell):
     assert s.cmd("status").startswith("trace: recording=on ")   # benchmarks leave tracing as they found it
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+def test_tracepoint_costs_under_icount(qemu):
+    """A disabled event's call site costs exactly its one NOP; enabled, the
+    whole generated writer runs (reported, not bounded: it is a figure).
+    Catches: a site that is not one instruction (a 2+3-byte NOP pair), a
+    writer that evaluates its arguments before its key."""
+    r = qemu("run=bench bench=tracepoint exit", smp=2, icount=True, timeout=300)
+    assert r.rc == 0, r.out
+    off = bench_line(r, test="tracepoint", state="disabled")
+    on = bench_line(r, test="tracepoint", state="enabled")
+    assert off["event"] == on["event"] == "bench:bench"
+    assert off["cycles_per_event"] == "1.000", off
+    assert float(on["cycles_per_event"]) > 10, on
+    assert off["loop_cycles"] == on["loop_cycles"]

@@ -180,9 +180,13 @@ def test_kernel_events_the_decoder_never_saw(qemu, decoder, extra_kernel, tmp_pa
     cut at its bound, a code address not named."""
     cap, ktext = ktest_dump(qemu, decoder, tmp_path, "extra_events", ("--kernel", str(extra_kernel)))
     ev = subprocess.run([str(decoder), str(cap), "--events"], capture_output=True, timeout=60)
-    assert ev.stdout.decode().splitlines()[-2:] == [
-        "extra:ints id=12 fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
-        "extra:mixed id=13 fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
+    listed = ev.stdout.decode().splitlines()
+    # The extra events come after the built-in ones, whose ids run 1..n.
+    n = len(listed) - 2
+    assert [int(re.search(r" id=(\d+) ", l).group(1)) for l in listed] == list(range(1, n + 3))
+    assert listed[-2:] == [
+        f"extra:ints id={n + 1} fields=a:u8,b:s8,c:u16,d:s16,e:x32,f:s32,g:u64,h:s64",
+        f"extra:mixed id={n + 2} fields=flag:bool,addr:x64,fn:sym,state:enum,tag:char[6],"
         "path:str[16],note:str[40],small:x8"]
     got = {b"ints": [], b"mixed": []}
     for m in filter(None, (EVENT.match(l) for l in ktext.split(b"\n"))):
