@@ -8,11 +8,17 @@
  * printf by the compiler.  trace_puts(s): the string alone.
  *
  * Prints as "<function>: <message>" (one trailing newline dropped).
+ *
+ * Each call site tests printk:bprint's static key first: while that event
+ * is disabled the site is one NOP and neither the arguments nor their
+ * encoding are evaluated (an argument with side effects has none then);
+ * the value is -RB_EOFF.
  */
 #ifndef KERNEL_TRACE_PRINTK_H
 #define KERNEL_TRACE_PRINTK_H
 
 #include "baretrace/compiler.h"
+#include "kernel/tracing.h"
 
 int __trace_printk(const char *fmt, ...) __printf(1, 2);
 
@@ -22,7 +28,8 @@ int __trace_printk(const char *fmt, ...) __printf(1, 2);
 		static const char *const te_fmt_ref				\
 			__attribute__((section("trace_printk_fmts"), used)) = te_fmt; \
 		(void)te_fmt_ref;						\
-		__trace_printk(te_fmt, ##__VA_ARGS__);				\
+		trace_event_enabled(bprint) ?					\
+			__trace_printk(te_fmt, ##__VA_ARGS__) : -RB_EOFF;	\
 	})
 
 #define trace_puts(s)	trace_printk("%s", (s))

@@ -9,7 +9,9 @@
  * instruction counts.  The buffer is big enough that page switches are
  * amortised as they are in real use (they are part of the figure).
  *
- *   bench: test=tracepoint event=bench:bench state=enabled|disabled events=<n>
+ * The same for a trace_printk with two integer arguments (printk:bprint).
+ *
+ *   bench: test=tracepoint event=<system:name> state=enabled|disabled events=<n>
  *          cycles_per_event=<x.xxx> loop_cycles=<x.xxx>
  */
 #include <arch/cpu.h>
@@ -18,6 +20,7 @@
 #include "kernel/bench.h"
 #include "kernel/console.h"
 #include "kernel/trace_ctl.h"
+#include "kernel/trace_printk.h"
 #include "kernel/tracing.h"
 #include "trace/format.h"
 
@@ -39,6 +42,18 @@ static __noinline uint64_t tp_event(uint64_t n)
 
 	for (uint64_t i = 0; i < n; i++) {
 		trace_bench((uint32_t)i);
+		__asm__ __volatile__("" : : "r"(i) : "memory");
+	}
+	return rdtsc() - t0;
+}
+
+/* trace_printk with two integer arguments: its site tests bprint's key. */
+static __noinline uint64_t tp_printk(uint64_t n)
+{
+	uint64_t t0 = rdtsc();
+
+	for (uint64_t i = 0; i < n; i++) {
+		trace_printk("tp %u %u\n", (unsigned)i, (unsigned)(i >> 3));
 		__asm__ __volatile__("" : : "r"(i) : "memory");
 	}
 	return rdtsc() - t0;
@@ -69,26 +84,37 @@ static uint64_t min3(uint64_t (*fn)(uint64_t), uint64_t n)
 	return best;
 }
 
-int bench_tracepoint(void)
+/* One event's site, enabled then disabled; two bench: lines. */
+static void measure(uint32_t id, const char *name, uint64_t (*fn)(uint64_t), uint64_t loop,
+		    const char *lpe)
 {
-	bool was = trace_events_enabled()[TEV_bench];
-	uint64_t loop, on, off;
-	char lpe[32], on_pe[32], off_pe[32];
+	bool was = trace_events_enabled()[id];
+	uint64_t on, off;
+	char on_pe[32], off_pe[32];
 
-	irq_disable();
-	loop = min3(tp_empty, TP_EVENTS);
-	trace_event_set(TEV_bench, true);
-	on = min3(tp_event, TP_EVENTS);
-	trace_event_set(TEV_bench, false);
-	off = min3(tp_event, TP_EVENTS);
-	trace_event_set(TEV_bench, was);
-	irq_enable();
-	per_event(lpe, sizeof(lpe), loop);
+	trace_event_set(id, true);
+	on = min3(fn, TP_EVENTS);
+	trace_event_set(id, false);
+	off = min3(fn, TP_EVENTS);
+	trace_event_set(id, was);
 	per_event(on_pe, sizeof(on_pe), on > loop ? on - loop : 0);
 	per_event(off_pe, sizeof(off_pe), off > loop ? off - loop : 0);
-	cprintf("bench: test=tracepoint event=bench:bench state=enabled events=%u "
-		"cycles_per_event=%s loop_cycles=%s\n", TP_EVENTS, on_pe, lpe);
-	cprintf("bench: test=tracepoint event=bench:bench state=disabled events=%u "
-		"cycles_per_event=%s loop_cycles=%s\n", TP_EVENTS, off_pe, lpe);
+	cprintf("bench: test=tracepoint event=%s state=enabled events=%u "
+		"cycles_per_event=%s loop_cycles=%s\n", name, TP_EVENTS, on_pe, lpe);
+	cprintf("bench: test=tracepoint event=%s state=disabled events=%u "
+		"cycles_per_event=%s loop_cycles=%s\n", name, TP_EVENTS, off_pe, lpe);
+}
+
+int bench_tracepoint(void)
+{
+	uint64_t loop;
+	char lpe[32];
+
+	irq_disable();	/* no timer events in the loops (keys change with interrupts off too) */
+	loop = min3(tp_empty, TP_EVENTS);
+	per_event(lpe, sizeof(lpe), loop);
+	measure(TEV_bench, "bench:bench", tp_event, loop, lpe);
+	measure(TEV_bprint, "printk:bprint", tp_printk, loop, lpe);
+	irq_enable();
 	return 0;
 }

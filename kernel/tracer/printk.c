@@ -18,7 +18,8 @@ __attribute__((noinline)) int __trace_printk(const char *fmt, ...)
 	va_start(ap, fmt);
 	a.len = trace_bprint_encode(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return trace_bprint(__builtin_return_address(0), (uint64_t)(uintptr_t)fmt, &a);
+	/* The call site tested the key already (<kernel/trace_printk.h>). */
+	return __trace_bprint(__builtin_return_address(0), (uint64_t)(uintptr_t)fmt, &a);
 }
 
 const char *trace_printk_format(uint64_t addr)
