@@ -43,7 +43,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctf.h"
 
@@ -347,6 +349,33 @@ static int write_stream(const char *dir, const struct dump_result *r,
 	return rc ? -1 : 0;
 }
 
+/*
+ * A directory that held an earlier trace may have streams this one does
+ * not write (more CPUs then): babeltrace2 would read them as part of this
+ * trace and fail. Only our own stream_<n> names are removed, with a line each.
+ */
+static void remove_stale_streams(const char *dir, const struct dump_result *r, FILE *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		unsigned cpu;
+		char tail, path[4096];
+
+		if (sscanf(e->d_name, "stream_%u%c", &cpu, &tail) != 1)
+			continue;
+		if (cpu < r->nr_cpus && r->cpus[cpu].nr_pages)
+			continue;	/* rewritten below */
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) == 0)
+			fprintf(err, "ctf: %s: removed, a stream of an earlier trace\n", path);
+	}
+	closedir(d);
+}
+
 int ctf_write(const char *dir, const struct dump_result *r, FILE *err)
 {
 	struct packet pk = { 0 };
@@ -366,6 +395,7 @@ int ctf_write(const char *dir, const struct dump_result *r, FILE *err)
 		fprintf(err, "ctf: %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
+	remove_stale_streams(dir, r, err);
 	if (write_metadata(dir, r, (uint64_t)bias)) {
 		fprintf(err, "ctf: %s/metadata: %s\n", dir, strerror(errno));
 		return -1;

@@ -426,3 +426,23 @@ def test_capture_without_descriptions_uses_the_builtin_list(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout == want
     assert decode(cap, "--events").stdout.decode().splitlines() == BUILTIN_EVENTS
+
+
+@pytest.mark.skipif(BABELTRACE is None, reason="babeltrace2 not installed (scripts/deps.sh)")
+def test_ctf_into_a_directory_of_an_earlier_trace(tmp_path):
+    """A 1-CPU trace written where a 4-CPU one was: the earlier streams are
+    removed (and said so), so babeltrace2 reads exactly the new trace.
+    Catches: stale stream_1..3 left in place (babeltrace2 fails or merges)."""
+    big, _ = make_capture(tmp_path, "--cpus", 4, name="big")
+    small, want = make_capture(tmp_path, "--cpus", 1, name="small")
+    assert decode(big, "--ctf", tmp_path / "ctf", "--quiet").returncode == 0
+    assert sorted(os.listdir(tmp_path / "ctf")) == ["metadata"] + [f"stream_{c}" for c in range(4)]
+    r = decode(small, "--ctf", tmp_path / "ctf", "--quiet")
+    assert r.returncode == 0, r.stderr.decode()
+    assert sorted(os.listdir(tmp_path / "ctf")) == ["metadata", "stream_0"]
+    for c in (1, 2, 3):
+        assert f"ctf: {tmp_path / 'ctf'}/stream_{c}: removed, a stream of an earlier trace" \
+            in r.stderr.decode()
+    text_events, _ = parse_text(want)
+    bt_events, _ = parse_babeltrace(tmp_path / "ctf")
+    assert [e[0] for e in bt_events] == [e[0] for e in text_events]
