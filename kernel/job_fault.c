@@ -2,12 +2,14 @@
  * run=fault: touch an unmapped address on purpose, to show (and test) the
  * panic path. Before it faults, the faulting CPU records fault.marks bench
  * events with seq 1..fault.marks, which the panic dump must end with; the
- * other online CPUs record bench events with seq (cpu << 24) + 1, 2, ...
- * at a slow pace until they are stopped.
+ * other online CPUs record bench events with seq ((cpu + 1) << 24) + 1,
+ * 2, ... at a slow pace until they are stopped.
  *
  * fault.cpu=<n> picks the CPU that faults (0, the boot CPU, by default);
- * fault.cpu=all makes every online CPU fault at once (they wait for each
- * other, bounded), which must still give one report.
+ * fault.cpu=all makes every online CPU fault: the boot CPU after its marks,
+ * every other one as soon as it sees recording stop (the boot CPU's panic
+ * has begun), so that they panic while its report runs, which must still
+ * give one report.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,8 +36,7 @@ CMDLINE_OPTION(fault_marks, .name = "fault.marks", .type = OPT_UINT, .var = &fau
 	       .min = 0, .max = 1000000, .help = "run=fault: bench events (seq 1..N) written just before");
 
 static uint32_t started;	/* CPUs recording in the background */
-static uint32_t ready;		/* fault.cpu=all: CPUs waiting for go */
-static uint32_t go;		/* fault.cpu=all: fault now */
+static uint32_t ready;		/* fault.cpu=all: CPUs waiting for the panic */
 
 static void write_marks(void)
 {
@@ -54,7 +55,7 @@ static __noinline bool job_fault_read(void)
 /* A CPU that does not fault: records until the panic's NMI stops it. */
 static void background(void *arg)
 {
-	uint32_t seq = this_cpu()->cpu << 24;
+	uint32_t seq = (this_cpu()->cpu + 1) << 24;
 
 	(void)arg;
 	trace_bench(++seq);
@@ -81,12 +82,19 @@ static void fault_here(void *arg)
 {
 	(void)arg;
 	wait_for(&started, background_cpus);
-	if (__atomic_load_n(&go, __ATOMIC_ACQUIRE) == 0 && !strcmp(fault_cpu, "all")) {
-		__atomic_fetch_add(&ready, 1, __ATOMIC_ACQ_REL);
-		while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
-			cpu_relax();
-	}
 	write_marks();
+	job_fault_read();
+}
+
+/* fault.cpu=all, on the APs: fault once the boot CPU's panic has stopped recording. */
+static void fault_after(void *arg)
+{
+	long long t0 = tsc_now_ns();
+
+	(void)arg;
+	__atomic_fetch_add(&ready, 1, __ATOMIC_ACQ_REL);
+	while (tracing_on() && tsc_now_ns() - t0 < READY_WAIT_NS)
+		cpu_relax();
 	job_fault_read();
 }
 
@@ -110,11 +118,10 @@ static bool fault_all(void)
 	unsigned posted = 0;
 
 	for (unsigned c = 1; c < cpu_count; c++)
-		posted += smp_call_async(c, fault_here, NULL);
-	printk("fault: every CPU (%u) reading unmapped address %p at once\n", posted + 1,
+		posted += smp_call_async(c, fault_after, NULL);
+	printk("fault: every CPU (%u) reading unmapped address %p, cpu=0 first\n", posted + 1,
 	       (void *)UNMAPPED);
 	wait_for(&ready, posted);
-	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	write_marks();
 	return job_fault_read();
 }

@@ -111,6 +111,7 @@ void panic_begin(struct trap_frame *f)
 	uint32_t me = this_cpu()->cpu, owner = NO_CPU;
 
 	irq_disable();
+	fault_rip[me] = f->rip ? f->rip : 1;	/* read only if another CPU owns the report */
 	tracing_stop();
 	if (__atomic_compare_exchange_n(&panic_cpu, &owner, me, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
@@ -125,8 +126,7 @@ void panic_begin(struct trap_frame *f)
 		       "ending\n", me, (unsigned long long)f->vector, sym, off);
 		end_machine();
 	}
-	/* Another CPU reports: wait here for its NMI (panic_nmi() says where we were). */
-	fault_rip[me] = f->rip ? f->rip : 1;
+	/* Another CPU reports: wait here for its NMI (panic_nmi() says where we faulted). */
 	halt_forever();
 }
 
