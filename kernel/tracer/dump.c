@@ -61,7 +61,7 @@ static bool no_cpu_calls;		/* a panic: the other CPUs are stopped */
 
 static void *alloc(uint64_t pages)
 {
-	uint64_t p = pmm_alloc(pages, 1);
+	uint64_t p = no_cpu_calls ? pmm_alloc_nowait(pages, 1) : pmm_alloc(pages, 1);
 
 	return p ? (void *)(uintptr_t)p : NULL;
 }

@@ -110,9 +110,14 @@ def test_every_cpu_faulting_at_once_gives_one_report(qemu, smp):
     r = qemu("run=fault fault.cpu=all exit", smp=smp, timeout=60)
     owner = int(r.fields(r"^panic: cpu=\d+ in_tracer=")["cpu"])
     stops = check_report(r, owner, smp)
-    # The others faulted too: each says so, at its fault, not where it waited.
+    # The others faulted too, while the owner reported: they say so, at their
+    # fault. One whose vCPU the host did not run for the owner's whole
+    # register report (milliseconds) may take its NMI on the way to its
+    # fault instead; at least one other CPU must have panicked.
     for m in stops.values():
-        assert m.group(2) == "job_fault_read" and m.group(4), m.group(0)
+        assert (m.group(2), bool(m.group(4))) in {("job_fault_read", True),
+                                                  ("fault_after", False)}, m.group(0)
+    assert any(m.group(4) for m in stops.values()), r.out
     assert len(r.all(r"^panic: end action=exit$")) == 1
     # Recording stopped at cpu 0's fault, after all its marks.
     assert bench_seqs(dumped_events(kernel_dump(r)), 0) == MARKS, r.out
