@@ -161,3 +161,11 @@ def test_panic_action_halt_keeps_the_machine(qemu):
     r = qemu("run=fault exit panic.dump=none panic.action=halt", smp=2, timeout=10)
     assert r.rc == 124, r.out   # run-qemu.sh's timeout: nothing exited
     assert r.has(r"^panic: end action=halt$") and r.has(r"^panic: halted \(panic.action=halt\)$")
+
+
+def test_panic_action_reboot_resets(qemu):
+    r = qemu("run=fault exit panic.dump=none panic.action=reboot", smp=2, timeout=20)
+    # -no-reboot: the reset ends QEMU without the kernel's verdict, still a failure.
+    assert r.rc == 3, r.out
+    assert r.has(r"^panic: end action=reboot$") and r.has(r"^exit: resetting through ")
+    assert not r.has(r"^exit: result=")
