@@ -85,9 +85,9 @@ def test_fault_on_the_boot_cpu_dumps_the_last_events(qemu, smp):
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and seqs[0] >> 24 == cpu + 1
 
 
-@pytest.mark.parametrize("smp", [2, 3])
-def test_fault_on_an_ap_stops_the_boot_cpu(qemu, smp):
-    r = qemu("run=fault fault.cpu=1 exit panic.dump.last=0", smp=smp, timeout=60)
+@pytest.mark.parametrize("smp,uefi", [(2, False), (3, False), (2, True)])
+def test_fault_on_an_ap_stops_the_boot_cpu(qemu, smp, uefi):
+    r = qemu("run=fault fault.cpu=1 exit panic.dump.last=0", smp=smp, uefi=uefi, timeout=90)
     stops = check_report(r, 1, smp)
     assert stops[0].group(2) == "background"
     assert r.has(r"^RIP: 0x[0-9a-f]{16} job_fault_read\+0x"), r.out
