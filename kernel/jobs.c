@@ -27,15 +27,6 @@ CMDLINE_OPTION(run, .name = "run", .type = OPT_LIST, .var = run_list,
 CMDLINE_OPTION(exit, .name = "exit", .type = OPT_FLAG, .var = &exit_when_done,
 	       .help = "leave QEMU with the jobs' result when they end");
 
-/* Deliberately touch an unmapped address: shows the fault report works. */
-static __noinline bool job_fault(void)
-{
-	volatile uint64_t *unmapped = (volatile uint64_t *)0x00007F0000000000ull;
-
-	printk("fault: reading unmapped address %p on purpose\n", (void *)unmapped);
-	return *unmapped == 0;
-}
-
 static bool run_one(const char *name, size_t len)
 {
 	if (len == 5 && !strncmp(name, "ktest", 5))

@@ -168,16 +168,11 @@ static uint64_t scan(uint64_t from, uint64_t to, uint64_t npages, uint64_t align
 	return 0;
 }
 
-uint64_t pmm_alloc(uint64_t npages, uint64_t align_pages)
+/* With the lock held: the scan and the bookkeeping of pmm_alloc(). */
+static uint64_t alloc_locked(uint64_t npages, uint64_t align_pages)
 {
-	uint64_t p;
+	uint64_t p = scan(hint, npages_total, npages, align_pages);
 
-	if (!bitmap || npages == 0 || npages > npages_total)
-		return 0;
-	if (align_pages == 0 || (align_pages & (align_pages - 1)))
-		return 0;
-	lock();
-	p = scan(hint, npages_total, npages, align_pages);
 	if (!p)
 		p = scan(PMM_LOW_LIMIT / PAGE_SIZE, npages_total, npages, align_pages);
 	if (p) {
@@ -185,8 +180,36 @@ uint64_t pmm_alloc(uint64_t npages, uint64_t align_pages)
 		stats.free_pages -= npages;
 		hint = p + npages;
 	}
-	unlock();
 	return p * PAGE_SIZE;
+}
+
+static bool args_ok(uint64_t npages, uint64_t align_pages)
+{
+	return bitmap && npages && npages <= npages_total && align_pages &&
+	       !(align_pages & (align_pages - 1));
+}
+
+uint64_t pmm_alloc(uint64_t npages, uint64_t align_pages)
+{
+	uint64_t p;
+
+	if (!args_ok(npages, align_pages))
+		return 0;
+	lock();
+	p = alloc_locked(npages, align_pages);
+	unlock();
+	return p;
+}
+
+uint64_t pmm_alloc_nowait(uint64_t npages, uint64_t align_pages)
+{
+	uint64_t p;
+
+	if (!args_ok(npages, align_pages) || __atomic_exchange_n(&pmm_lock, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	p = alloc_locked(npages, align_pages);
+	unlock();
+	return p;
 }
 
 void pmm_free(uint64_t phys, uint64_t npages)

@@ -91,6 +91,18 @@ static void kbc_reset(void)
 	printk("exit: the keyboard controller did not reset the machine\n");
 }
 
+void machine_reset(void)
+{
+	if (acpi.has_reset_reg)
+		acpi_reset();
+	kbc_reset();
+	printk("exit: halting; power the machine off by hand\n");
+	for (;;) {
+		irq_disable();
+		cpu_halt();
+	}
+}
+
 void machine_exit(bool success)
 {
 	bool acpi_ok = acpi.has_reset_reg;

@@ -60,6 +60,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
+#include "kernel/panic.h"
 #include "kernel/tracing.h"
 
 #define TRAMP_BASE		0x8000
@@ -250,7 +251,7 @@ static void on_call_ipi(struct trap_frame *f)
 /* NMIs are expected (tests, benchmarks): count and record them. Never traced (NMI). */
 static notrace void on_nmi(struct trap_frame *f)
 {
-	(void)f;
+	panic_nmi(f);	/* another CPU panics: stop here for good */
 	trace_nmi((uint32_t)this_cpu()->nmi_count);
 }
 

@@ -5,7 +5,8 @@
  *
  * Fatal exceptions: print everything a person needs to find the bug
  * (vector and name, error code, RIP, RSP, CR2, all general registers, a
- * frame-pointer backtrace with symbol names), then leave with failure.
+ * frame-pointer backtrace with symbol names), then hand over to the panic
+ * path (kernel/panic.c): the other CPUs stopped, the trace dumped, the end.
  *
  * The backtrace follows the RBP chain (the kernel is built with
  * -fno-omit-frame-pointer): [rbp] is the caller's rbp, [rbp+8] the return
@@ -20,6 +21,7 @@
 #include <arch/trap.h>
 #include "kernel/console.h"
 #include "kernel/ksyms.h"
+#include "kernel/panic.h"
 
 #define BACKTRACE_MAX	32
 #define MAPPED_LIMIT	0x100000000ull	/* the boot identity map: 4 GiB */
@@ -76,6 +78,7 @@ void trap_fatal(struct trap_frame *f, const char *why)
 {
 	const char *name = f->vector < 32 ? exc_names[f->vector] : "interrupt";
 
+	panic_begin(f);	/* recording off; returns only to the one CPU that reports */
 	console_enter_panic_mode();
 	printk("PANIC: %s: vector=%llu (%s) error_code=0x%llx\n", why,
 	       (unsigned long long)f->vector, name,
@@ -106,7 +109,7 @@ void trap_fatal(struct trap_frame *f, const char *why)
 	print_addr("  ", f->rip);
 	backtrace(f->rbp);
 	printk("PANIC: end of report\n");
-	machine_exit(false);
+	panic_end();	/* stop the other CPUs, dump the trace, end */
 }
 
 /* ---- dispatch ---- */

@@ -12,5 +12,10 @@ bool dump_text(uint32_t cpu, uint64_t last);
 bool dump_bin(uint32_t cpu);
 /* The dumps dump= asks for, as run=demo does at its end. */
 bool dump_default(void);
+/*
+ * At a panic, the other CPUs stopped (each flushed its own tail page): the
+ * same dumps, all CPUs, asking no CPU for anything from then on.
+ */
+bool dump_panic(bool bin, uint64_t last);
 
 #endif

@@ -8,5 +8,7 @@ void __attribute__((noreturn)) jobs_run(void);
 
 /* run=echo: read a line from console_getc(), print "echo: <line>". */
 bool job_echo(void);
+/* run=fault: fault on purpose (fault.cpu=, fault.marks=); does not return. */
+bool job_fault(void);
 
 #endif

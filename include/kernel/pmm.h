@@ -35,6 +35,8 @@ const char *pmm_init(const struct mem_region *mmap, unsigned n,
 
 /* npages contiguous pages aligned to align_pages (a power of two); 0 if none. */
 uint64_t pmm_alloc(uint64_t npages, uint64_t align_pages);
+/* The same, or 0 at once if another CPU holds the allocator (a panic: it may be stopped). */
+uint64_t pmm_alloc_nowait(uint64_t npages, uint64_t align_pages);
 void pmm_free(uint64_t phys, uint64_t npages);
 void pmm_get_stats(struct pmm_stats *st);
 

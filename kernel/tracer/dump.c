@@ -57,10 +57,11 @@ static void *scratch;			/* trace_text_write's */
 static size_t scratch_size;
 static uint16_t dump_id;
 static bool have_snapshot;
+static bool no_cpu_calls;		/* a panic: the other CPUs are stopped */
 
 static void *alloc(uint64_t pages)
 {
-	uint64_t p = pmm_alloc(pages, 1);
+	uint64_t p = no_cpu_calls ? pmm_alloc_nowait(pages, 1) : pmm_alloc(pages, 1);
 
 	return p ? (void *)(uintptr_t)p : NULL;
 }
@@ -104,7 +105,8 @@ static bool take_snapshot(void)
 
 	if (!ensure_pool())
 		return false;
-	tracing_flush_all();
+	if (!no_cpu_calls)
+		tracing_flush_all();	/* at a panic each CPU flushed in its NMI */
 	/* Copy every complete page; the pool holds as much as the rings can. */
 	for (unsigned c = 0; c < cpu_count; c++) {
 		struct rb_cpu_buffer *cb = ring_buffer_cpu(&trace_rb, c);
@@ -273,4 +275,10 @@ bool dump_default(void)
 	if (cmdline_list_has(dump_sel, "bin"))
 		ok = dump_bin(DUMP_ALL_CPUS) && ok;
 	return ok;
+}
+
+bool dump_panic(bool bin, uint64_t last)
+{
+	no_cpu_calls = true;
+	return bin ? dump_bin(DUMP_ALL_CPUS) : dump_text(DUMP_ALL_CPUS, last);
 }
