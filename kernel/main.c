@@ -72,9 +72,10 @@ void kernel_main(uint32_t mbi_phys)
 	text_poke_init();				/* code read-only before APs start */
 	ftrace_init();					/* function tracer sites, checked */
 	trace_events_init();				/* trace.events=: patch the event sites */
-	smp_init();					/* start APs, measure their TSCs */
-	tracing_init();					/* a ring buffer per CPU, recording */
+	tracing_init_boot();				/* the boot CPU's ring buffer, recording */
 	ftrace_boot();					/* ftrace=: the tracer from here on */
+	smp_init();					/* start APs, measure their TSCs */
+	tracing_init();					/* the APs' ring buffers, recording */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

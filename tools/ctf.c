@@ -14,6 +14,10 @@
  *                      u8 clock_trusted }
  *            events:  header { u16 id; u64 timestamp (clock) }
  *                     context { u8 ctx }   payload { u32 fields... }
+ *   A code address (a SYM field, e.g. ftrace:function's ip and parent_ip)
+ *   is followed by a string field of the same name plus "_sym": the
+ *   symbol+0xoff the text prints, from the capture's symbol table, or ""
+ *   where the table has none, so babeltrace2 shows the function's name.
  *   Every integer is byte-aligned, so nothing is padded.
  *
  * Clock: nanoseconds (freq 1 GHz), the same per-CPU conversion the text
@@ -51,6 +55,7 @@
 
 #define CTF_MAGIC		0xc1fc1fc1u
 #define CTF_UNKNOWN_ID		65535u	/* event class of unknown events */
+#define CTF_SYM_SUFFIX		"_sym"	/* a code address's name field: ip, ip_sym */
 
 /* A packet being built. */
 struct packet {
@@ -162,6 +167,8 @@ static void put_field_type(FILE *f, const struct trace_field_def *fd)
 		fprintf(f, "\t\tinteger { size = %u; align = 8; signed = %s; base = %u; } %s;\n",
 			8u * fd->size, fd->is_signed ? "true" : "false",
 			fd->display == TRACE_DISPLAY_HEX ? 16u : 10u, fd->name);
+		if (fd->kind == TRACE_FIELD_SYM)	/* the address's name, as the text has it */
+			fprintf(f, "\t\tstring %s%s;\n", fd->name, CTF_SYM_SUFFIX);
 		break;
 	case TRACE_FIELD_ENUM:
 		fprintf(f, "\t\tenum : integer { size = 32; align = 8; signed = false; } {");
@@ -283,6 +290,18 @@ static int put_field(struct packet *pk, const struct trace_event_view *v,
 	if (fd->kind == TRACE_FIELD_CHARS || fd->kind == TRACE_FIELD_STR) {
 		s = trace_field_string(v, fd, &n, &cut);
 		return put(pk, s, n) || (cut && put(pk, "...", 3)) || put(pk, &zero, 1);
+	}
+	if (fd->kind == TRACE_FIELD_SYM) {	/* the address, then "name+0xoff" or "" */
+		uint64_t off = 0, x = trace_field_value(v, fd);
+		const char *name = syms->lookup ? syms->lookup(syms->ctx, x, &off) : NULL;
+		char sym[256];
+		int k = name ? snprintf(sym, sizeof(sym), "%s+0x%llx", name,
+					(unsigned long long)off) : 0;
+
+		if (k >= (int)sizeof(sym))
+			k = (int)sizeof(sym) - 1;
+		return put(pk, v->data + fd->offset, fd->size) ||
+		       put(pk, sym, k > 0 ? (size_t)k : 0) || put(pk, &zero, 1);
 	}
 	return put(pk, v->data + fd->offset, fd->size);
 }

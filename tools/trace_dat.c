@@ -12,7 +12,8 @@
  *                                     local_t commit (8 bytes), data
  *   "header_event\0" u64 size, text   the record header (type_len:5,
  *                                     time_delta:27)
- *   u32 0                             ftrace's own events: none
+ *   u32 events, per event u64 size +  ftrace's own events: the function
+ *     the format file                 tracer's, as Linux's (tdat_ftrace_record)
  *   u32 systems, per system: name\0, u32 events, per event u64 size + the
  *                                     event's format file (below)
  *   u32 size, kallsyms                the capture's symbol table
@@ -64,11 +65,9 @@
  * that count.  Losses with no event after them on their CPU are not
  * shown: trace-cmd prints a loss only with an event.
  *
- * Future mapping: an event with an ftrace equivalent (the function
- * tracer's to ftrace's function, funcgraph_entry and funcgraph_exit)
- * needs its own format and record layout, under ftrace's names, in the
- * "ftrace" events section: tdat_event.def is where a mapped description
- * would go, and tdat_record() where its record is made.
+ * Function events: the function tracer's three events are written as
+ * ftrace's function, funcgraph_entry and funcgraph_exit, with Linux's
+ * formats in the ftrace events section (tdat_ftrace_record()).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -186,7 +185,66 @@ static void tb_printf(struct tbuf *b, const char *fmt, ...)
 struct tdat_event {
 	const struct trace_event_def *def; /* its description */
 	uint32_t id;			/* common_type */
+	int map;			/* TDAT_MAP_*: written as one of ftrace's own */
 };
+
+/*
+ * The function tracer's events, written as ftrace's own (the "ftrace"
+ * events section, Linux's formats and record layouts), so that trace-cmd
+ * prints them with its function and function_graph handlers:
+ *   function         ip @8, parent_ip @16                           24 bytes
+ *   funcgraph_entry  func @8, int depth @16                         24
+ *   funcgraph_exit   func @8, int depth @16, overrun @20,
+ *                    calltime @24, rettime @32 (ns, as the stamps)  40
+ * calltime is the exit's stamp less its cycles, converted with the CPU's
+ * clock as the text converts it, so rettime - calltime is the text's
+ * duration to the nanosecond.
+ */
+enum { TDAT_MAP_NONE, TDAT_MAP_FUNCTION, TDAT_MAP_ENTRY, TDAT_MAP_EXIT };
+
+static const char *const ftrace_formats[] = {
+	[TDAT_MAP_FUNCTION] =
+	"\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long parent_ip;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \" %ps <-- %ps\", (void *)REC->ip, (void *)REC->parent_ip\n",
+	[TDAT_MAP_ENTRY] =
+	"\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"--> %ps (%d)\", (void *)REC->func, REC->depth\n",
+	[TDAT_MAP_EXIT] =
+	"\tfield:unsigned long func;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:int depth;\toffset:16;\tsize:4;\tsigned:1;\n"
+	"\tfield:unsigned int overrun;\toffset:20;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned long long calltime;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long long rettime;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"<-- %ps (%d) (start: %llx  end: %llx) over: %d\", (void *)REC->func, "
+	"REC->depth, REC->calltime, REC->rettime, REC->overrun\n",
+};
+
+/* The field of d named name, of an integer kind, or NULL. */
+static const struct trace_field_def *num_field(const struct trace_event_def *d, const char *name)
+{
+	for (uint32_t i = 0; i < d->nfields; i++)
+		if (!strcmp(d->fields[i].name, name) && (d->fields[i].kind == TRACE_FIELD_INT ||
+							 d->fields[i].kind == TRACE_FIELD_SYM))
+			return &d->fields[i];
+	return NULL;
+}
+
+/* Which of ftrace's events d is (by system, name and the fields it needs). */
+static int ftrace_map(const struct trace_event_def *d)
+{
+	if (strcmp(d->system, "ftrace"))
+		return TDAT_MAP_NONE;
+	if (!strcmp(d->name, "function") && num_field(d, "ip") && num_field(d, "parent_ip"))
+		return TDAT_MAP_FUNCTION;
+	if (!strcmp(d->name, "funcgraph_entry") && num_field(d, "func") && num_field(d, "depth"))
+		return TDAT_MAP_ENTRY;
+	if (!strcmp(d->name, "funcgraph_exit") && num_field(d, "func") && num_field(d, "depth") &&
+	    num_field(d, "cycles") && num_field(d, "overrun"))
+		return TDAT_MAP_EXIT;
+	return TDAT_MAP_NONE;
+}
 
 /* The events the file describes besides the capture's. */
 static const struct trace_field_def unknown_fields[] = {
@@ -344,6 +402,10 @@ static void format_file(struct tbuf *b, const struct tdat_event *e)
 		  "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
 		  "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
 		  "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n");
+	if (e->map) {
+		tb_printf(b, "%s", ftrace_formats[e->map]);
+		return;
+	}
 	for (i = 0; i < d->nfields; i++) {
 		const struct trace_field_def *f = &d->fields[i];
 
@@ -381,7 +443,7 @@ static int collect_events(struct tdat *t)
 		const struct trace_event_def *d = trace_catalog_get(t->cat, id);
 
 		if (d)
-			t->events[n++] = (struct tdat_event){ d, id };
+			t->events[n++] = (struct tdat_event){ d, id, ftrace_map(d) };
 	}
 	/* The highest ids no event of the capture uses (common_type is a u16). */
 	for (id = UINT16_MAX; id > 0 && nr_free < 2; id--)
@@ -391,10 +453,48 @@ static int collect_events(struct tdat *t)
 		return -1;
 	t->unknown_id = free_id[0];
 	t->malformed_id = free_id[1];
-	t->events[n++] = (struct tdat_event){ &unknown_def, t->unknown_id };
-	t->events[n++] = (struct tdat_event){ &malformed_def, t->malformed_id };
+	t->events[n++] = (struct tdat_event){ &unknown_def, t->unknown_id, TDAT_MAP_NONE };
+	t->events[n++] = (struct tdat_event){ &malformed_def, t->malformed_id, TDAT_MAP_NONE };
 	t->nr_events = n;
 	return 0;
+}
+
+/* e's format file, sized (u64), made in fmt (reused). */
+static void put_format(struct tbuf *b, struct tbuf *fmt, const struct tdat_event *e)
+{
+	fmt->len = 0;
+	format_file(fmt, e);
+	b->oom |= fmt->oom;
+	tb_u64(b, fmt->len);
+	tb_put(b, fmt->p, fmt->len);
+}
+
+/* The ftrace events section: the events written as ftrace's own. */
+static void put_ftrace_events(struct tbuf *b, const struct tdat *t)
+{
+	struct tbuf fmt = { 0 };
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->nr_events; i++)
+		n += t->events[i].map != TDAT_MAP_NONE;
+	tb_u32(b, n);
+	for (i = 0; i < t->nr_events; i++) {
+		if (!t->events[i].map)
+			continue;
+		put_format(b, &fmt, &t->events[i]);
+	}
+	free(fmt.p);
+}
+
+/* Event k's system in the event format section, NULL if it is written as ftrace's. */
+static const char *sys_of(const struct tdat *t, uint32_t k)
+{
+	return t->events[k].map ? NULL : t->events[k].def->system;
+}
+
+static bool same_sys(const struct tdat *t, uint32_t j, uint32_t k)
+{
+	return sys_of(t, j) && sys_of(t, k) && !strcmp(sys_of(t, j), sys_of(t, k));
 }
 
 /* The event format section: systems in the order they first appear. */
@@ -404,31 +504,31 @@ static void put_systems(struct tbuf *b, const struct tdat *t)
 	uint32_t i, j, k, nr_sys = 0;
 
 	for (i = 0; i < t->nr_events; i++) {
-		for (j = 0; j < i && strcmp(t->events[j].def->system, t->events[i].def->system); j++)
+		if (!sys_of(t, i))
+			continue;
+		for (j = 0; j < i && !same_sys(t, j, i); j++)
 			;
 		nr_sys += j == i;
 	}
 	tb_u32(b, nr_sys);
 	for (i = 0; i < t->nr_events; i++) {
-		const char *sys = t->events[i].def->system;
+		const char *sys = sys_of(t, i);
 		uint32_t count = 0;
 
-		for (j = 0; j < i && strcmp(t->events[j].def->system, sys); j++)
+		if (!sys)
+			continue;
+		for (j = 0; j < i && !same_sys(t, j, i); j++)
 			;
 		if (j < i)
 			continue;	/* written with its first event */
 		for (k = i; k < t->nr_events; k++)
-			count += !strcmp(t->events[k].def->system, sys);
+			count += same_sys(t, k, i);
 		tb_str(b, sys);
 		tb_u32(b, count);
 		for (k = i; k < t->nr_events; k++) {
-			if (strcmp(t->events[k].def->system, sys))
+			if (!same_sys(t, k, i))
 				continue;
-			fmt.len = 0;
-			format_file(&fmt, &t->events[k]);
-			b->oom |= fmt.oom;
-			tb_u64(b, fmt.len);
-			tb_put(b, fmt.p, fmt.len);
+			put_format(b, &fmt, &t->events[k]);
 		}
 	}
 	free(fmt.p);
@@ -779,12 +879,59 @@ static int64_t stamp(const struct tdat *t, const struct dump_cpu *dc, uint64_t c
 	return (int64_t)((uint64_t)clock_cycles_to_ns(&dc->clock.conv, cycles) + t->bias_ns);
 }
 
+/* How event id is written (TDAT_MAP_*). */
+static int map_of(const struct tdat *t, uint32_t id)
+{
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (t->events[i].id == id)
+			return t->events[i].map;
+	return TDAT_MAP_NONE;
+}
+
+/*
+ * The record of a function tracer event as ftrace's own (the layouts above
+ * ftrace_formats) into t->rec; ts is the event's stamp in cycles.
+ */
+static uint32_t tdat_ftrace_record(struct tdat *t, const struct trace_event_view *v, int map,
+				   const struct dump_cpu *dc, uint64_t ts)
+{
+	const struct trace_event_def *d = v->def;
+	uint8_t *rec = t->rec;
+	uint64_t a, b;
+	uint32_t x;
+
+	put_common(rec, v->id, dc->cpu, v->ctx);
+	if (map == TDAT_MAP_FUNCTION) {
+		a = trace_field_value(v, num_field(d, "ip"));
+		b = trace_field_value(v, num_field(d, "parent_ip"));
+		memcpy(rec + 8, &a, 8);
+		memcpy(rec + 16, &b, 8);
+		return 24;
+	}
+	a = trace_field_value(v, num_field(d, "func"));
+	x = (uint32_t)trace_field_value(v, num_field(d, "depth"));
+	memcpy(rec + 8, &a, 8);
+	memcpy(rec + 16, &x, 4);
+	if (map == TDAT_MAP_ENTRY) {
+		memset(rec + 20, 0, 4);
+		return 24;
+	}
+	x = (uint32_t)trace_field_value(v, num_field(d, "overrun"));
+	memcpy(rec + 20, &x, 4);
+	a = (uint64_t)stamp(t, dc, ts - trace_field_value(v, num_field(d, "cycles")));
+	b = (uint64_t)stamp(t, dc, ts);
+	memcpy(rec + 24, &a, 8);
+	memcpy(rec + 32, &b, 8);
+	return 40;
+}
+
 /* One CPU's events, in its buffer order, as ftrace pages. */
 static void cpu_pages(struct tdat *t, const struct dump_cpu *dc, struct tdat_pages *pg)
 {
 	int64_t prev = 0;
 	bool have_prev = false;
 	uint32_t i, len;
+	int map;
 
 	for (i = 0; i < dc->nr_pages; i++) {
 		const struct rb_page_header *h = dc->pages[i];
@@ -804,7 +951,12 @@ static void cpu_pages(struct tdat *t, const struct dump_cpu *dc, struct tdat_pag
 		while (rc == RB_ITER_END && (rc = rb_page_iter_next(&it, &ev)) == RB_ITER_EVENT) {
 			prev = stamp(t, dc, ev.ts);
 			have_prev = true;
+			map = -1;	/* not accepted */
 			if (trace_event_parse(t->cat, ev.data, ev.len, &v))
+				map = map_of(t, v.id);
+			if (map > TDAT_MAP_NONE)
+				len = tdat_ftrace_record(t, &v, map, dc, ev.ts);
+			else if (map == TDAT_MAP_NONE)
 				len = tdat_record(t, &v, dc->cpu);
 			else
 				len = unknown_record(t, &v, dc->cpu);
@@ -870,7 +1022,7 @@ static void put_header(struct tbuf *b, const struct tdat *t)
 	tb_str(b, "header_event");
 	tb_u64(b, sizeof(header_event) - 1);
 	tb_put(b, header_event, sizeof(header_event) - 1);
-	tb_u32(b, 0);			/* ftrace's own events */
+	put_ftrace_events(b, t);	/* ftrace's own: the function tracer's */
 	put_systems(b, t);
 	put_kallsyms(b, t);
 	put_printk(b, t);

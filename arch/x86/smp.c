@@ -146,7 +146,7 @@ static uint64_t ms_to_cycles(uint64_t ms)
 	return (tsc.hz ? tsc.hz : 3000000000ull) / 1000 * ms;
 }
 
-static void delay_us(uint64_t us)
+static void smp_delay_us(uint64_t us)
 {
 	uint64_t t0 = rdtsc(), d = (tsc.hz ? tsc.hz : 3000000000ull) / 1000000 * us;
 
@@ -155,7 +155,7 @@ static void delay_us(uint64_t us)
 }
 
 /* Wait until *p == v, at most ms milliseconds of TSC time. */
-static bool wait_eq32(volatile uint32_t *p, uint32_t v, uint64_t ms)
+static bool smp_wait_eq32(volatile uint32_t *p, uint32_t v, uint64_t ms)
 {
 	uint64_t t0 = rdtsc(), lim = ms_to_cycles(ms);
 
@@ -184,7 +184,7 @@ static int64_t warp_now(const struct clock_conv *c)
  * read corrected time, compare with the last value stored under the lock
  * by either CPU; a smaller value is a warp.
  */
-static void warp_rounds(void)
+static void smp_warp_rounds(void)
 {
 	uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
 	struct clock_conv conv, *c = NULL;
@@ -228,7 +228,7 @@ static void ap_sync_loop(void)
 				__atomic_store_n(&sync.seq, s + 1, __ATOMIC_RELEASE);
 			}
 		} else if (ph == SYNC_WARP && !sync.ap_done) {
-			warp_rounds();
+			smp_warp_rounds();
 			__atomic_store_n(&sync.ap_done, 1, __ATOMIC_RELEASE);
 		} else if (ph == SYNC_ADJUST && !sync.ap_done) {
 			wrmsr(MSR_TSC_ADJUST, rdmsr(MSR_TSC_ADJUST) + sync.adjust);
@@ -290,7 +290,7 @@ notrace void ap_entry(struct percpu *pc)
  * Measure the AP's skew; *out is written only when at least one round trip
  * completed, so a failed re-measurement leaves the caller's last verdict.
  */
-static bool pingpong(struct skew_sample *out)
+static bool smp_pingpong(struct skew_sample *out)
 {
 	uint64_t best = UINT64_MAX, t_start = rdtsc(), lim = ms_to_cycles(PINGPONG_MAX_MS);
 	uint64_t best_mode[2] = { UINT64_MAX, UINT64_MAX };
@@ -348,8 +348,8 @@ static bool warp_test(uint64_t *warps, uint64_t *max_warp)
 	warp.max_warp = 0;
 	__atomic_store_n(&sync.ap_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sync.phase, SYNC_WARP, __ATOMIC_RELEASE);
-	warp_rounds();
-	bool ok = wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
+	smp_warp_rounds();
+	bool ok = smp_wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
 	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
 	*warps = warp.warps;
 	*max_warp = warp.max_warp;
@@ -361,7 +361,7 @@ static bool ap_adjust(int64_t delta)
 	sync.adjust = delta;
 	__atomic_store_n(&sync.ap_done, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sync.phase, SYNC_ADJUST, __ATOMIC_RELEASE);
-	bool ok = wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
+	bool ok = smp_wait_eq32(&sync.ap_done, 1, SYNC_WAIT_MS);
 	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
 	return ok;
 }
@@ -429,7 +429,7 @@ static void measure_tsc(struct percpu *pc)
 	const char *failed = NULL;
 	bool ok, clock;
 
-	ok = pingpong(&m);
+	ok = smp_pingpong(&m);
 	if (!ok)
 		failed = "ping-pong";
 	if (ok && tsc.tsc_adjust && m.skew && (m.skew > 2 * m.uncert || -m.skew > 2 * m.uncert)) {
@@ -444,7 +444,7 @@ static void measure_tsc(struct percpu *pc)
 		 */
 		bool adjusted = ap_adjust(-m.skew);
 		struct skew_sample before = m;
-		if (!adjusted || !pingpong(&m)) {
+		if (!adjusted || !smp_pingpong(&m)) {
 			ok = false;
 			failed = adjusted ? "ping-pong after TSC_ADJUST" : "TSC_ADJUST";
 			m = (struct skew_sample){ .uncert = before.uncert, .samples = before.samples };
@@ -461,7 +461,7 @@ static void measure_tsc(struct percpu *pc)
 	sync.ap_left = 0;
 	__atomic_store_n(&sync.phase, SYNC_DONE, __ATOMIC_RELEASE);
 	/* The next AP reuses this line: this one must have left first. */
-	if (!wait_eq32(&sync.ap_left, 1, SYNC_WAIT_MS)) {
+	if (!smp_wait_eq32(&sync.ap_left, 1, SYNC_WAIT_MS)) {
 		ok = false;
 		failed = "leaving";
 	}
@@ -520,12 +520,12 @@ static bool start_ap(struct percpu *pc)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 
 	lapic_send_init(pc->apic_id);
-	delay_us(10000);
+	smp_delay_us(10000);
 	lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
-	delay_us(200);
+	smp_delay_us(200);
 	if (!p->started) {
 		lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
-		delay_us(200);
+		smp_delay_us(200);
 	}
 	t0 = rdtsc();
 	while (!__atomic_load_n(&pc->online, __ATOMIC_ACQUIRE)) {
@@ -536,6 +536,22 @@ static bool start_ap(struct percpu *pc)
 		cpu_relax();
 	}
 	return true;
+}
+
+/*
+ * How many CPUs smp_init() will try to start: the MADT's enabled entries
+ * (1 without a MADT), at most maxcpus=. What tracing_init_boot() budgets
+ * its pages for, before the APs exist.
+ */
+unsigned smp_cpus_planned(void)
+{
+	unsigned present = 0;
+
+	for (unsigned i = 0; i < acpi.cpu_count; i++)
+		present += acpi.cpus[i].enabled;
+	if (!acpi.has_madt || present == 0)
+		present = 1;
+	return present > maxcpus ? (unsigned)maxcpus : present;
 }
 
 void smp_init(void)

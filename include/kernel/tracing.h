@@ -18,7 +18,12 @@ extern struct ring_buffer trace_rb;	/* all CPUs' buffers */
 extern uint32_t trace_pages;		/* ring pages per CPU in use */
 extern int trace_mode;			/* enum rb_mode in use */
 
-/* Allocate and start a buffer for every CPU with an area (after smp_init). */
+/*
+ * The boot CPU's buffer, recording, before smp_init(): trace.pages= is
+ * fitted to the CPUs smp_init() plans to start.
+ */
+void tracing_init_boot(void);
+/* A buffer of the same size for every other CPU with an area (after smp_init). */
 void tracing_init(void);
 /*
  * Rebuild every buffer empty with pages/mode; recording on if it was.  Call

@@ -241,25 +241,40 @@ static bool switch_out(uint32_t wait_ms)
 	return false;
 }
 
-static bool build(uint32_t n, int mode)
+/*
+ * trace.pages= as it fits: the pages for ncpus CPUs may take at most half
+ * of the free memory, or the count is halved until they take a quarter.
+ */
+static uint32_t fit_pages(uint32_t n, unsigned ncpus)
 {
 	struct pmm_stats st;
 	uint64_t need;
+	uint32_t fit = n;
 
 	pmm_get_stats(&st);
-	need = pages_per_cpu(n) * cpu_count;
-	if (need > st.free_pages / 2) {
-		uint32_t fit = n;
-		while (fit > 2 && pages_per_cpu(fit) * cpu_count > st.free_pages / 4)
-			fit /= 2;
-		printk("trace: trace.pages=%u needs %llu MiB for %u CPUs but only %llu MiB are "
-		       "free; using trace.pages=%u\n", n,
-		       (unsigned long long)(need * PAGE_SIZE >> 20), cpu_count,
-		       (unsigned long long)(st.free_pages * PAGE_SIZE >> 20), fit);
-		n = fit;
-	}
+	need = pages_per_cpu(n) * ncpus;
+	if (need <= st.free_pages / 2)
+		return n;
+	while (fit > 2 && pages_per_cpu(fit) * ncpus > st.free_pages / 4)
+		fit /= 2;
+	printk("trace: trace.pages=%u needs %llu MiB for %u CPUs but only %llu MiB are "
+	       "free; using trace.pages=%u\n", n,
+	       (unsigned long long)(need * PAGE_SIZE >> 20), ncpus,
+	       (unsigned long long)(st.free_pages * PAGE_SIZE >> 20), fit);
+	return fit;
+}
+
+/*
+ * A buffer of n pages for each CPU with an area and no buffer yet, then
+ * every CPU's percpu.rb pointed at its own. A CPU already writing (the boot
+ * CPU since tracing_init_boot(), an AP from its idle loop) moves from the
+ * placeholder to its buffer with that one store; its buffer's pages and
+ * struct were written before it (release).
+ */
+static void build_missing(uint32_t n, int mode)
+{
 	for (unsigned c = 0; c < cpu_count; c++) {
-		if (!cpus[c])
+		if (!cpus[c] || buffers[c])
 			continue;
 		if (!alloc_cpu(c, n, mode)) {
 			printk("trace: cpu=%u: no memory for %u pages; no buffer\n", c, n);
@@ -268,18 +283,35 @@ static bool build(uint32_t n, int mode)
 	}
 	trace_pages = n;
 	trace_mode = mode;
-	trace_rb.nr_cpus = cpu_count;
 	trace_rb.cpus = buffers;
+	__atomic_store_n(&trace_rb.nr_cpus, cpu_count, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			cpus[c]->rb = ring_buffer_cpu(&trace_rb, c);
+			__atomic_store_n(&cpus[c]->rb, ring_buffer_cpu(&trace_rb, c),
+					 __ATOMIC_RELEASE);
+}
+
+static bool build(uint32_t n, int mode)
+{
+	build_missing(fit_pages(n, cpu_count), mode);
 	return true;
+}
+
+/*
+ * Boot tracing: the boot CPU's buffer before smp_init(), so that ftrace=
+ * and the events record the APs' bring-up. Its pages are budgeted for every
+ * CPU smp_init() may start, which then get theirs, of the same size, in
+ * tracing_init(); the boot CPU's buffer and its events stay as they are.
+ */
+void tracing_init_boot(void)
+{
+	recording = true;
+	build_missing(fit_pages((uint32_t)opt_pages, smp_cpus_planned()), opt_mode);
 }
 
 void tracing_init(void)
 {
-	recording = true;
-	build((uint32_t)opt_pages, opt_mode);
+	build_missing(trace_pages, trace_mode);
 	printk("trace: cpus=%u pages_per_cpu=%u page_size=%u mode=%s reserve=%s recording=on\n",
 	       cpu_count, trace_pages, RB_PAGE_SIZE_DEFAULT, mode_names[trace_mode],
 	       CONFIG_TRACE_RESERVE_CMPXCHG ? "cmpxchg" : "xadd");

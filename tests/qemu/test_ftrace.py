@@ -43,6 +43,20 @@ def graph_lines(text):
     return out
 
 
+def leaves_joined(g):
+    """A call whose return is not its CPU's next event (a timer tick came
+    in between, as on a loaded host) prints "f() {" then "} /* f */": the
+    same call as "f();" for a test of nesting."""
+    out = []
+    for x in g:
+        if out and out[-1][4] == x[4][5:-3] + "() {" and x[4].startswith("} /* ") \
+                and out[-1][3] == x[3]:
+            out[-1] = (x[0], x[1], x[2], x[3], x[4][5:-3] + "();")
+        else:
+            out.append(x)
+    return out
+
+
 def test_chain_graph_and_function_text(qemu, decoder, tmp_path):  # noqa: F811
     """ftrace_chain leaves a->b->{c,c} traced by function_graph, then by
     function: the kernel's text shows the nesting ftrace shows (indent two
@@ -101,10 +115,44 @@ def test_boot_tracer_and_shell(shell):
     out = s.cmd("tracer nop")
     assert re.search(r"tracer=nop sites=\d+ enabled=0 ", out), out
     out = s.cmd("dump text")
-    g = [x for x in graph_lines(out) if "ftrace_work" in x[4]]
+    g = leaves_joined([x for x in graph_lines(out) if "ftrace_work" in x[4]])
     assert [(x[3], x[4]) for x in g] == [(0, "ftrace_work_a() {"), (2, "ftrace_work_c();"),
                                         (2, "ftrace_work_c();"), (0, "} /* ftrace_work_a */")], out
     out = s.cmd("tracer bogus")
     assert "unknown tracer 'bogus'" in out, out
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+def test_boot_tracing_smp_bringup(qemu):
+    """ftrace= applies before smp_init(): the boot CPU's buffer exists from
+    then, so function_graph with ftrace.filter=smp_* shows the bring-up as a
+    call graph, smp_init() enclosing its helpers, and the APs' buffers,
+    built after smp_init(), still record. Compared with what the boot says
+    independently: bringup_ms (measured inside smp_init), one skew
+    measurement (smp_pingpong) per AP the smp: lines name, and events from
+    exactly the CPUs online. Kills: ftrace= applied after smp_init (no
+    smp_init entry), the BSP's early events lost when the APs' buffers are
+    built, APs left on the placeholder, a wrong nesting or duration."""
+    r = qemu("ftrace=function_graph ftrace.filter=smp_* run=dump exit dump=text dump.last=0",
+             smp=3)
+    assert r.rc == 0, r.out
+    aps = r.all(r"^smp: cpu=[1-9]\d* apic_id=")
+    online = r.fields(r"^smp: online=")
+    assert len(aps) == 2 and online["online"] == "3", r.out
+    g = [x for x in graph_lines(r.out) if x[0] == 0 and x[1] == "."]
+    names = [x[4] for x in g]
+    assert "smp_init() {" in names, r.out
+    i = names.index("smp_init() {")
+    j = names.index("} /* smp_init */")
+    inner = g[i + 1:j]
+    assert inner and all(x[3] == 2 and x[4].endswith("();") and x[2] > 0 for x in inner), inner
+    total = g[j][2]
+    assert g[j][3] == 0 and sum(x[2] for x in inner) < total, g[i:j + 1]
+    assert total >= int(online["bringup_ms"]) * 1000000, (total, online)
+    pp = [x for x in inner if x[4] == "smp_pingpong();"]
+    assert len(pp) >= len(aps), inner
+    # Every online CPU, the APs included, has events in the dump.
+    cpus = {int(c) for c in re.findall(r"^\s+\S+-\d+\s+\[(\d{3})\] ", r.out, re.M)}
+    cpus |= {x[0] for x in graph_lines(r.out)}
+    assert cpus == {0, 1, 2}, r.out

@@ -408,7 +408,10 @@ def test_typed_fields_in_babeltrace(tmp_path):
         bf = {k: bt_value(v) for k, v in (f.split("=", 1) for f in b[3])}
         if "+" in tf.get("fn", ""):   # CTF has the address, the text its symbol
             name, off = tf["fn"].split("+")
+            tf["fn_sym"] = tf["fn"]     # and the symbol alongside (ctf.c)
             tf["fn"] = hex(EXTRA_SYMS[name] + int(off, 16))
+        else:                           # no symbol: "" (babeltrace2 2.0.4 may garble it)
+            bf.pop("fn_sym", None)
         # babeltrace2
         # 2.0.4 sometimes prints an empty string field as another value
         # (seen: note = "/" where the stream holds a lone NUL, checked byte
@@ -446,3 +449,39 @@ def test_ctf_into_a_directory_of_an_earlier_trace(tmp_path):
     text_events, _ = parse_text(want)
     bt_events, _ = parse_babeltrace(tmp_path / "ctf")
     assert [e[0] for e in bt_events] == [e[0] for e in text_events]
+
+
+CAPTURES = os.path.join(ROOT, "tests", "tools", "captures")
+GRAPH_RE = re.compile(r"^\s*\d+\.\d{9} \|\s+(\d+)\) \S\s+(?:\d+\.\d{3} us)?\s+\| (\s*)(\w[\w.]*)\(\)")
+FUNC_RE = re.compile(r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+\d+\.\d{9}: (\w[\w.]*) <-(\S+)$")
+
+
+@pytest.mark.skipif(BABELTRACE is None, reason="babeltrace2 not installed (scripts/deps.sh)")
+def test_ftrace_symbols_in_babeltrace(tmp_path):
+    """A real capture with ftrace events (make-captures.sh: ftrace.bin):
+    in babeltrace2 every code address has its name alongside, the names
+    and callers the decoder's text prints, in the same order: function's
+    ip_sym/parent_ip_sym are the text's "func <-caller+0xoff", each
+    funcgraph_entry's func_sym the graph's "func() {" or "func();" line,
+    at offset 0 (a site is its function's first byte). Kills: no symbol
+    fields, symbols from the wrong field or table, a wrong offset."""
+    cap = os.path.join(CAPTURES, "ftrace.bin")
+    r = decode(cap, "--ctf", tmp_path / "ctf", "--quiet")
+    assert r.returncode == 0, r.stderr.decode()
+    text = decode(cap).stdout.decode()
+    bt_events, _ = parse_babeltrace(tmp_path / "ctf")
+    calls = [(int(m[1]), m[2], m[3]) for m in map(FUNC_RE.match, text.splitlines()) if m]
+    entries = [(int(m[1]), m[3]) for m in map(GRAPH_RE.match, text.splitlines()) if m]
+
+    def fields(e):
+        return {k: v.strip('"') for k, v in (f.split("=", 1) for f in e[3])}
+
+    bt_calls = [(e[1], fields(e)) for e in bt_events if e[2] == "function"]
+    bt_entries = [(e[1], fields(e)) for e in bt_events if e[2] == "funcgraph_entry"]
+    bt_exits = [fields(e) for e in bt_events if e[2] == "funcgraph_exit"]
+    assert len(calls) >= 4 and len(entries) >= 10, text
+    assert [(c, f["ip_sym"], f["parent_ip_sym"]) for c, f in bt_calls] == \
+        [(c, n + "+0x0", p) for c, n, p in calls]
+    assert [(c, f["func_sym"]) for c, f in bt_entries] == [(c, n + "+0x0") for c, n in entries]
+    assert {f["func_sym"] for f in bt_exits} <= {n + "+0x0" for _, n in entries}
+    assert any(n == "smp_init" for _, n in entries)

@@ -389,3 +389,55 @@ def test_long_records(tmp_path):
     assert b"str=" + b"x" * 120 + b"|" in text, text.decode()
     _, ti, _, _ = check_capture(tmp_path, cap, want_rc=1)
     assert sum(i[3] == "ktest_fn_trace_printk_lines" for i in ti if i[0] == "ev") == 7
+
+
+TEXT_GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\) \S\s+(?:(\d+\.\d{3}) us)?\s+\| ( *)(\S.*)$")
+TC_GRAPH = re.compile(r"^funcgraph_(?:entry|exit):\s+(?:[-+!#*@$] )?\s*(?:(\d+\.\d{3}) us)?\s*\|  ( *)(\S.*)$")
+TEXT_FUNC = re.compile(
+    r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+(\d+)\.(\d{9}): (\w[\w.]*) <-([\w.]+)\+0x[0-9a-f]+$")
+
+
+def test_function_events_as_ftrace_s(tmp_path):
+    """A real capture with the function tracer's events (ftrace.bin: the
+    SMP bring-up's graph, then ftrace_chain's function and function_graph
+    passes): trace-cmd prints them with its own function and
+    function_graph handlers, as Linux's, and says what the decoder's text
+    says: each graph line at the same CPU, nanosecond, nesting (depth),
+    function and duration to the ns (rettime - calltime against the
+    text's cycles converted), each function line the same function and
+    caller. Kills: the events left in the baretrace formats (trace-cmd
+    prints "func=0x... depth=..."), a wrong layout (no names or durations),
+    calltime from the wrong stamp or clock, a depth off by one."""
+    cap = os.path.join(CAPTURES, "ftrace.bin")
+    text = run(DECODE, cap).stdout.decode()
+    dat = tmp_path / "t.dat"
+    write_dat(cap, dat)
+    tc = report(dat, "-O", "parent=1").decode().splitlines()
+    want_graph, want_func, got_graph, got_func = [], [], [], []
+    for line in text.splitlines():
+        m = TEXT_GRAPH.match(line)
+        if m:
+            body = "}" if m[6].startswith("} /* ") else m[6]
+            want_graph.append((int(m[3]), ns_of(m[1], m[2]), m[4], len(m[5]), body))
+            continue
+        f = TEXT_FUNC.match(line)
+        if f:
+            want_func.append((int(f[1]), ns_of(f[2], f[3]), f[4], f[5]))
+    for line in tc[1:]:
+        m = TC_EVENT.match(line)
+        assert m, line
+        cpu, ns, name, rest = int(m[4]), ns_of(m[5], m[6]), m[7], m[8]
+        if name == "function":
+            f = re.match(r"^\s*(\S+) <-- (\S+)$", rest)
+            assert f, line
+            got_func.append((cpu, ns, f[1], f[2]))
+        elif name.startswith("funcgraph_"):
+            g = TC_GRAPH.match(f"{name}: {rest}")
+            assert g, line
+            got_graph.append((cpu, ns, g[1], len(g[2]), g[3]))
+    assert len(want_graph) >= 20 and len(want_func) >= 8, text
+    assert any(x[4] == "smp_init() {" for x in want_graph)
+    assert got_graph == want_graph
+    assert got_func == want_func
+    # Printed by trace-cmd's handlers, not from a baretrace print fmt.
+    assert not any("func=" in l or "depth=" in l for l in tc), tc

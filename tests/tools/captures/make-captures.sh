@@ -6,6 +6,10 @@
 #   trace-printk.bin    the trace_printk ktest: bprint events, PRINTK frames
 #   extra-events.bin    the kernel built with tests/host/events_extra.h: every
 #                       field kind, from a real kernel's EVENTS and SYMS frames
+#   ftrace.bin          boot tracing (ftrace=function_graph ftrace.filter=smp_*:
+#                       the SMP bring-up's graph), then the ftrace_chain ktest:
+#                       function and funcgraph events, 2 CPUs (test_decode.py,
+#                       test_trace_dat.py)
 # Run from the top of the tree, after `make kernel`.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -25,4 +29,6 @@ run trace-printk.bin --smp 2 \
 	--cmdline "run=ktest,dump ktest=trace_printk_lines exit dump=bin dump.last=0"
 run extra-events.bin --smp 2 --kernel build/events-extra/kernel.elf \
 	--cmdline "run=ktest,dump ktest=extra_events exit dump=bin dump.last=0"
+run ftrace.bin --smp 2 --cmdline "ftrace=function_graph ftrace.filter=smp_* \
+run=ktest,dump ktest=ftrace_chain exit dump=bin dump.last=0"
 ls -l "$out"/*.bin

@@ -7,6 +7,8 @@
 
 /* Start every CPU the MADT lists (up to maxcpus=), measure each one's TSC. */
 void smp_init(void);
+/* CPUs smp_init() will try to start (MADT enabled entries, maxcpus=); before it runs. */
+unsigned smp_cpus_planned(void);
 
 /*
  * Run fn(arg) on CPU cpu (from its idle loop, woken by an IPI) and return
