@@ -300,7 +300,7 @@ fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/log
 
 test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode deps-qemu10
-	$(PYTHON) -m pytest -q tests/qemu $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q --durations=25 tests/qemu $(PYTEST_ARGS)
 
 test: deps deps-qemu10
 	@$(MAKE) kernel
