@@ -28,7 +28,12 @@
 #include "ftrace_work.h"
 
 #define FLIPS		200	/* tracer switches in the stress test (ktest.ftrace_flips=) */
-#define FLIP_LIMIT_MS	60000	/* ... at most this long */
+#define FLIP_LIMIT_MS	60000	/* ... at most this long when asked for a count */
+#define FLIP_SUITE_MS	3000	/* ... in the full suite (no ktest.ftrace_flips=):
+				 * under icount with 8 CPUs one switch takes
+				 * ~0.5 s of guest time (every vCPU's slice is
+				 * spent before the sync IPI is answered), so
+				 * 200 switches would take minutes */
 #define IRQ_CALLS	400	/* task-level chains in the IRQ/NMI test */
 #define IRQ_HZ		20000	/* its timer: often enough to land in the chains */
 #define IRQ_MIN		20	/* ... and go on until this many IRQs came */
@@ -241,7 +246,7 @@ KTEST(ftrace_graph_irq_nmi)
 
 /* ---- tracers switched while every CPU runs traced code ---- */
 
-static uint64_t opt_flips = FLIPS;
+static uint64_t opt_flips;	/* 0: FLIPS, bounded by FLIP_SUITE_MS */
 CMDLINE_OPTION(ktest_ftrace_flips, .name = "ktest.ftrace_flips", .type = OPT_UINT,
 	       .var = &opt_flips, .min = 1, .max = 1000000,
 	       .help = "tracer switches in ktest ftrace_flip_stress (the full suite keeps it short)");
@@ -265,7 +270,8 @@ KTEST(ftrace_flip_stress)
 {
 	static const enum ftrace_tracer order[] = { FTRACE_FUNCTION, FTRACE_GRAPH, FTRACE_NOP,
 						    FTRACE_GRAPH, FTRACE_FUNCTION, FTRACE_NOP };
-	uint64_t t0 = rdtsc(), lim = tsc.hz / 1000 * FLIP_LIMIT_MS;
+	uint64_t want = opt_flips ? opt_flips : FLIPS;
+	uint64_t t0 = rdtsc(), lim = tsc.hz / 1000 * (opt_flips ? FLIP_LIMIT_MS : FLIP_SUITE_MS);
 	struct ftrace_stats st;
 	const char *why = reset();
 	unsigned flips = 0, workers = 0;
@@ -279,7 +285,7 @@ KTEST(ftrace_flip_stress)
 		if (cpus[c] && cpus[c]->online && smp_call_async(c, flip_worker, NULL))
 			workers++;
 	}
-	for (; flips < opt_flips && rdtsc() - t0 < lim; flips++) {
+	for (; flips < want && rdtsc() - t0 < lim; flips++) {
 		if (ftrace_set_tracer(order[flips % 6]))
 			break;
 		ftrace_work_a(0);	/* the patching CPU runs them too */
