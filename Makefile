@@ -50,7 +50,8 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
 	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c
-TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c \
+TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
+	trace/persist.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c
 
@@ -289,6 +290,21 @@ FUZZ_SRCS := tests/host/fuzz_dump.c tests/host/desc_check.c $(DUMP_READ_SRCS)
 FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Itests/host
 $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SRCS),$(FUZZ_CC)))
+# The persistent range's validator (tests/host/fuzz_persist.c), FUZZ_PERSIST_TIME seconds.
+FUZZ_PERSIST_TIME ?= 10
+FUZZ_PERSIST_SRCS := tests/host/fuzz_persist.c trace/persist.c trace/ring_walk.c \
+	trace/ring_buffer.c trace/crc32.c
+$(eval $(call host_prog,$(BUILD)/fuzz/fuzz_persist,$(BUILD)/obj/fuzz_persist,$(FUZZ_PERSIST_SRCS),\
+	$(FUZZ_CC) -Itests/host/include))
+.PHONY: fuzz-persist
+fuzz-persist: $(BUILD)/fuzz/fuzz_persist
+	@mkdir -p $(BUILD)/fuzz/persist-corpus
+	@echo "== fuzz: persist_check for $(FUZZ_PERSIST_TIME) s (log: $(BUILD)/fuzz/persist-log)"
+	$(Q)cd $(BUILD)/fuzz && ./fuzz_persist -max_total_time=$(FUZZ_PERSIST_TIME) -timeout=10 \
+		-max_len=200000 -print_final_stats=1 persist-corpus > persist-log 2>&1 || \
+		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' persist-log; exit 1; }
+	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/persist-log
+fuzz: fuzz-persist
 fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds

@@ -5,7 +5,19 @@
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
 #                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
+#                 [--reboot] [--mem-file FILE] [--monitor SOCKET]
 #                 [--qemu PATH] [-- extra qemu args]
+#
+# --reboot: no -no-reboot: a guest reset (triple fault, the shell's reboot,
+# panic.action=reboot, the monitor's system_reset) boots the same image
+# again in the same QEMU, RAM as the firmware leaves it, so a test sees the
+# next boot. The exit status rules below do not change: the run still ends
+# only with the kernel's verdict, a timeout or QEMU's own exit.
+# --mem-file FILE: back guest RAM with FILE (created at --memory's size if
+# absent, kept afterwards; share=on), so that a test can read or damage RAM
+# while QEMU is stopped, or boot a second QEMU on what the first one left.
+# --monitor SOCKET: QEMU's monitor (HMP) on a Unix socket at that path, for
+# system_reset, stop and cont from a test.
 #
 # --serial-port: where the console chardev (stdout) is attached: COM1 (the
 # default), COM2 only (0x2F8, no COM1), or a PCI 16550 card (no COM1).
@@ -24,7 +36,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
 cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
-serial_port=com1 usb=0 debug_exit=1 qemu=${QEMU:-qemu-system-x86_64}
+serial_port=com1 usb=0 debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
 extra=()
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
@@ -48,6 +60,9 @@ while [ $# -gt 0 ]; do
 	--usb) usb=1 ;;
 	--no-debug-exit) debug_exit=0 ;;
 	--qemu) qemu=${2:?--qemu needs a path}; shift ;;
+	--reboot) reboot=1 ;;
+	--mem-file) mem_file=${2:?--mem-file needs a file}; shift ;;
+	--monitor) monitor=${2:?--monitor needs a socket path}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; extra=("$@"); break ;;
 	*) usage >&2; die "unknown option '$1'" ;;
@@ -74,7 +89,13 @@ fi
 
 machine_opt="$machine"
 [ $hpet -eq 1 ] || machine_opt="$machine,hpet=off"
-args=(-machine "$machine_opt" -cpu "$cpu" -smp "$smp" -m "$memory" -no-reboot -display none)
+args=(-machine "$machine_opt" -cpu "$cpu" -smp "$smp" -m "$memory" -display none)
+[ $reboot -eq 1 ] || args+=(-no-reboot)
+if [ -n "$mem_file" ]; then
+	# RAM in a host file: what the guest leaves there outlives the run.
+	args+=(-object "memory-backend-file,id=mem,size=$memory,mem-path=$mem_file,share=on"
+	       -machine memory-backend=mem)
+fi
 if [ $usb -eq 1 ]; then
 	# A USB stick: the ISO is a hybrid image (MBR + GPT-style EFI partition).
 	# snapshot=on: the guest's writes never reach the cached image.
@@ -114,7 +135,9 @@ com1) port_args=(-serial chardev:con0) ;;
 com2) port_args=(-serial none -device isa-serial,chardev=con0,iobase=0x2f8,irq=3) ;;
 pci) port_args=(-serial none -device pci-serial,chardev=con0) ;;
 esac
-if [ -t 0 ]; then
+if [ -n "$monitor" ]; then
+	args+=(-chardev "$chardev" "${port_args[@]}" -monitor "unix:$monitor,server=on,wait=off")
+elif [ -t 0 ]; then
 	args+=(-chardev "$chardev,mux=on" "${port_args[@]}" -mon chardev=con0,mode=readline)
 else
 	args+=(-chardev "$chardev" "${port_args[@]}" -monitor none)

@@ -1,4 +1,4 @@
-/* Shell commands about the machine: clock, cpus, ktest, poweroff. */
+/* Shell commands about the machine: clock, cpus, ktest, poweroff, reboot. */
 #include <stddef.h>
 #include <arch/exit.h>
 #include <arch/lapic.h>
@@ -7,6 +7,7 @@
 #include "kernel/console.h"
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
+#include "kernel/tracing.h"
 
 #define PPM(ppb) (unsigned long long)((ppb) / 1000), (unsigned long long)((ppb) % 1000)
 
@@ -85,3 +86,19 @@ static int cmd_poweroff(int argc, char **argv)
 }
 SHELL_COMMAND(poweroff, .name = "poweroff", .usage = "", .help = "leave (QEMU exits with success)",
 	      .fn = cmd_poweroff);
+
+/* Recording stops first, so that the buffers hold what was there at the command. */
+static int cmd_reboot(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		cprintf("error: reboot takes no arguments\n");
+		return 1;
+	}
+	tracing_stop();
+	cprintf("reboot: recording stopped; resetting the machine\n");
+	machine_reset();
+}
+SHELL_COMMAND(reboot, .name = "reboot", .usage = "",
+	      .help = "reset the machine (ACPI reset register, keyboard controller, triple fault)",
+	      .fn = cmd_reboot);

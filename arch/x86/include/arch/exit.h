@@ -14,7 +14,7 @@
 #define QEMU_EXIT_FAILURE	0x11
 
 void __attribute__((noreturn)) machine_exit(bool success);
-/* Reset now (ACPI reset register, then the keyboard controller), else halt; no isa-debug-exit. */
+/* Reset now: the ACPI reset register, else the keyboard controller, else a triple fault. */
 void __attribute__((noreturn)) machine_reset(void);
 
 #endif

@@ -1,0 +1,166 @@
+/*
+ * The persistent trace range: ring buffers, their state and a header, at a
+ * fixed physical range that the next boot of the same image finds, checks
+ * and reads (docs/persist.md).  One definition of the layout, for the
+ * kernel that writes it and the validator, which runs in the kernel at the
+ * next boot and on the host in tests.  No pointer inside the range is ever
+ * followed: every address is base + an offset this layout computes.
+ *
+ * LAYOUT (all offsets in 4 KiB pages from the range's base)
+ *
+ *   +--------------------+---------------------------------+-----+---------+
+ *   | header (H pages)   | CPU 0 area                      | ... | CPU c-1 |
+ *   +--------------------+---------------------------------+-----+---------+
+ *   | persist_header     | struct rb_cpu_buffer + slots    |  M pages      |
+ *   | persist_cpu[c]:    | page address table (N + 1)      |  T pages      |
+ *   |  clock, seal CRC   | seal: a CRC-32 per page (N + 1) |  S pages      |
+ *   |                    | N + 1 data pages, by page id    |  N + 1 pages  |
+ *   +--------------------+---------------------------------+-----+---------+
+ *
+ *   H = pages for the header and c per-CPU records; M, T, S as the sizes of
+ *   their parts round up.  Same base, size, CPU count and N: same layout,
+ *   which the header records and the next boot compares before reading.
+ *
+ * TRUST
+ *   P1 The header is the range's only self-describing part: magic, version,
+ *      the image's build id and the layout it claims, covered by its CRC.
+ *      A header that fails any of these is rejected whole.
+ *   P2 A CPU's buffer is then walked (<trace/ring_walk.h>), every field
+ *      checked; a seal (written when the kernel itself ended the boot: a
+ *      panic, a watchdog, the shell's reboot) adds a CRC of the walked state
+ *      and of every page, so damaged bytes anywhere are refused, events
+ *      included.  Without a seal (a reset from outside) only the structure
+ *      is checked: an event's payload bytes cannot be verified.
+ */
+#ifndef TRACE_PERSIST_H
+#define TRACE_PERSIST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <trace/dump_format.h>
+#include <trace/ring_walk.h>
+
+#define PERSIST_MAGIC		0x5453525045524254ull	/* "BTREPRST" little-endian */
+#define PERSIST_VERSION		1u
+#define PERSIST_PAGE		4096u
+#define PERSIST_BUILD_ID_MAX	32u
+
+/* How the boot that wrote the range ended; recorded by persist_mark_end(). */
+enum persist_end {
+	PERSIST_END_UNKNOWN = 0,	/* no record: a reset from outside, a triple fault */
+	PERSIST_END_PANIC = 1,		/* a fatal exception or panic */
+	PERSIST_END_WATCHDOG = 2,	/* the hard-lockup watchdog */
+	PERSIST_END_RESET = 3,		/* the kernel reset the machine (shell's reboot) */
+	PERSIST_END_COUNT
+};
+
+extern const char *const persist_end_names[PERSIST_END_COUNT];
+
+/* One CPU's record in the header page(s). */
+struct persist_cpu {
+	struct dump_clock clock;	/* its cycles-to-ns conversion and trust */
+	uint32_t present;		/* 1: the CPU had a buffer here */
+	uint32_t state_crc;		/* sealed: CRC of its walk state and slots */
+};
+
+struct persist_header {
+	uint64_t magic;			/* PERSIST_MAGIC */
+	uint32_t version;		/* PERSIST_VERSION */
+	uint32_t crc;			/* CRC-32 of the header and CPU records, this field 0 */
+	uint8_t build_id[PERSIST_BUILD_ID_MAX];	/* the image's build id, zero padded */
+	uint32_t build_id_len;		/* its bytes */
+	uint32_t nr_cpus;		/* CPU areas */
+	uint64_t boot_id;		/* the boot that wrote it */
+	uint64_t base;			/* physical base of the range */
+	uint64_t size;			/* its bytes */
+	uint32_t nr_pages;		/* N: ring pages per CPU */
+	uint32_t cpu_area_pages;	/* pages per CPU area */
+	uint64_t tsc_hz;		/* the boot's TSC rate, for dumps */
+	uint64_t tsc_err_ppb;		/* ... and its bound */
+	uint32_t end;			/* enum persist_end */
+	uint32_t end_cpu;		/* the CPU that recorded it */
+	uint32_t sealed;		/* 1: the seal CRCs are valid */
+	uint32_t reserved;		/* zero */
+	struct persist_cpu cpu[];	/* nr_cpus records */
+};
+
+/* Where everything is, from base, size, CPU count and N (bytes from base). */
+struct persist_layout {
+	uint64_t base, size;		/* the range */
+	uint32_t nr_cpus, nr_pages;	/* c and N */
+	uint64_t header_bytes;		/* H pages, in bytes */
+	uint64_t area_bytes;		/* one CPU area */
+	uint64_t cb_off, table_off, seal_off, data_off;	/* within an area */
+	uint64_t used;			/* bytes of the range the layout takes */
+};
+
+/* Fill *l; false if c CPUs of N pages do not fit [base, base + size). */
+bool persist_layout(struct persist_layout *l, uint64_t base, uint64_t size,
+		    uint32_t nr_cpus, uint32_t nr_pages);
+/* The largest N <= want (>= 2) that fits, or 0. */
+uint32_t persist_fit_pages(uint64_t size, uint32_t nr_cpus, uint32_t want);
+
+/* Offsets of CPU c's parts from base. */
+static inline uint64_t persist_cpu_off(const struct persist_layout *l, uint32_t c)
+{
+	return l->header_bytes + (uint64_t)c * l->area_bytes;
+}
+
+uint32_t persist_header_crc(const struct persist_header *h);
+/* CRC of a walk state and its N slot words, as sealed. */
+uint32_t persist_state_crc(const struct rb_walk_state *st, const uint64_t *slots, uint32_t n);
+
+/*
+ * Seal CPU c's area (P2): the CRC of its walk state into rec, one CRC per
+ * page into the area's seal.  Its writers must be quiescent.
+ */
+void persist_seal_cpu(const struct persist_layout *l, uint8_t *area, struct persist_cpu *rec);
+
+/* What the next boot expects: this image, and the layout it would make. */
+struct persist_expect {
+	const uint8_t *build_id;	/* this image's */
+	uint32_t build_id_len;
+	uint64_t base, size;		/* the range it found the header in */
+};
+
+enum persist_verdict {
+	PERSIST_NONE = 0,		/* no header (no magic): nothing there */
+	PERSIST_REJECTED = 1,		/* a header, refused: why says why */
+	PERSIST_VALID = 2,		/* accepted, perhaps without some CPUs or pages */
+};
+
+struct persist_result {
+	int verdict;			/* enum persist_verdict */
+	const char *why;		/* REJECTED: why */
+	uint64_t boot_id;		/* VALID: the previous boot's id */
+	uint32_t end;			/* its enum persist_end */
+	uint32_t nr_cpus;		/* CPU areas */
+	uint32_t cpus_ok;		/* CPUs whose buffer was walked */
+	uint32_t sealed;		/* 1: seals checked */
+	uint64_t events, lost;		/* over every walked CPU */
+	uint32_t pages_refused;		/* over every walked CPU */
+};
+
+/* Per-CPU outcome, for the kernel to report each refusal. */
+struct persist_cpu_result {
+	uint32_t cpu;
+	bool walked;			/* false: the CPU's state was refused */
+	const char *why;		/* the first refusal (state or page), or NULL */
+	struct rb_walk_result walk;	/* its counts */
+	const struct rb_walk_state *st;	/* its walked state (valid during the callback) */
+	const struct persist_cpu *rec;	/* its header record */
+};
+
+/*
+ * Check the range mapped at mem (size ex->size bytes) as the previous boot
+ * left it.  For each readable page, oldest first per CPU, CPU by CPU,
+ * page(ctx, cpu, pg) is called; after each CPU, done(ctx, cr).  Writes
+ * nothing to mem.  Returns res->verdict.
+ */
+int persist_check(const uint8_t *mem, const struct persist_expect *ex,
+		  int (*page)(void *ctx, uint32_t cpu, const struct rb_walk_page *pg),
+		  void (*done)(void *ctx, const struct persist_cpu_result *cr),
+		  void *ctx, struct persist_result *res);
+
+#endif
