@@ -46,10 +46,10 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
+	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
-	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c
+	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
@@ -65,7 +65,7 @@ override KCFLAGS := -std=gnu11 $(CFLAGS) $(KEVENTS) -Wall -Wextra -Werror \
 	-mno-sse -mno-mmx -mno-80387 -fno-stack-protector \
 	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables --param=min-pagesize=0 \
 	-Iinclude -Iarch/x86/include -MMD -MP
-override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
+override KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack --build-id=sha1 -T linker.ld
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 # The benchmark's write loop, once per stamp variant (kernel/tracer/bench_writer.c),

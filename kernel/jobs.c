@@ -16,7 +16,7 @@
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", "dump", NULL };
+static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", "dump", "marks", "triple", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -41,6 +41,10 @@ static bool run_one(const char *name, size_t len)
 		return demo_run();
 	if (len == 4 && !strncmp(name, "echo", 4))
 		return job_echo();
+	if (len == 5 && !strncmp(name, "marks", 5))
+		return job_marks();
+	if (len == 6 && !strncmp(name, "triple", 6))
+		return job_triple();
 	if (len == 4 && !strncmp(name, "dump", 4))
 		return dump_default();	/* what the buffers hold now, as dump= says */
 	return false;

@@ -6,6 +6,7 @@
 #include <arch/paging.h>
 #include "kernel/console.h"
 #include "kernel/memory.h"
+#include "kernel/persist.h"
 #include "kernel/pmm.h"
 
 extern char __kernel_start[], __kernel_end[];
@@ -30,7 +31,7 @@ static void *identity(uint64_t phys)
 
 void memory_init(const struct boot_info *bi)
 {
-	struct phys_range reserved[2 + BOOT_MODULES_MAX];
+	struct phys_range reserved[3 + BOOT_MODULES_MAX], keep;
 	unsigned nres = 0;
 	struct pmm_stats st;
 	const char *err;
@@ -50,6 +51,9 @@ void memory_init(const struct boot_info *bi)
 	reserved[nres++] = bi->mbi;
 	for (unsigned i = 0; i < bi->module_count; i++)
 		reserved[nres++] = bi->modules[i];
+	/* trace.persist=: the previous boot's buffers stay untouched until checked. */
+	if (persist_reserve(bi, reserved, nres, &keep))
+		reserved[nres++] = keep;
 
 	err = pmm_init(bi->mmap, bi->mmap_count, reserved, nres, PAGING_BOOT_LIMIT, identity);
 	if (err) {

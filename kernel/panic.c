@@ -37,7 +37,9 @@
 #include "kernel/dump.h"
 #include "kernel/ksyms.h"
 #include "kernel/panic.h"
+#include "kernel/persist.h"
 #include "kernel/tracing.h"
+#include "trace/persist.h"
 
 #define NO_CPU		UINT32_MAX
 #define STOP_WAIT_NS	1000000000ll	/* for each CPU to answer its NMI */
@@ -193,13 +195,12 @@ void panic_end(void)
 	int fl = ring_buffer_flush(pc->rb);
 	printk("panic: stopped=%u/%u flush=%d dump=%s last=%llu\n", answered, others, fl,
 	       panic_dump_sel, (unsigned long long)panic_dump_last);
+	persist_mark_end(PERSIST_END_PANIC);	/* every writer stopped: seal the range */
 	if (!cmdline_list_has(panic_dump_sel, "none")) {
 		if (panic_inject)
 			inject_fault();
-		if (cmdline_list_has(panic_dump_sel, "text"))
-			dump_panic(false, panic_dump_last);
-		if (cmdline_list_has(panic_dump_sel, "bin"))
-			dump_panic(true, 0);
+		dump_panic(cmdline_list_has(panic_dump_sel, "text"),
+			   cmdline_list_has(panic_dump_sel, "bin"), panic_dump_last);
 	}
 	printk("panic: end action=%s\n", actions[panic_action]);
 	end_machine();

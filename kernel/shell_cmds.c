@@ -6,8 +6,10 @@
 #include <arch/tsc.h>
 #include "kernel/console.h"
 #include "kernel/ktest.h"
+#include "kernel/persist.h"
 #include "kernel/shell.h"
 #include "kernel/tracing.h"
+#include "trace/persist.h"
 
 #define PPM(ppb) (unsigned long long)((ppb) / 1000), (unsigned long long)((ppb) % 1000)
 
@@ -97,6 +99,8 @@ static int cmd_reboot(int argc, char **argv)
 	}
 	tracing_stop();
 	cprintf("reboot: recording stopped; resetting the machine\n");
+	persist_quiesce();
+	persist_mark_end(PERSIST_END_RESET);	/* trace.persist=: the next boot reads it */
 	machine_reset();
 }
 SHELL_COMMAND(reboot, .name = "reboot", .usage = "",

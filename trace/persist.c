@@ -125,7 +125,7 @@ static const char *check_header(const struct persist_header *h, const struct per
 	if (h->build_id_len != ex->build_id_len || h->build_id_len > PERSIST_BUILD_ID_MAX ||
 	    __builtin_memcmp(h->build_id, ex->build_id, h->build_id_len))
 		return "written by another kernel image (build id differs)";
-	if (h->base != ex->base || h->size != ex->size)
+	if (h->base != ex->base || h->size > ex->size)
 		return "written for another range";
 	if (!persist_layout(l, h->base, h->size, h->nr_cpus, h->nr_pages) ||
 	    l->area_bytes / PERSIST_PAGE != h->cpu_area_pages)

@@ -156,7 +156,12 @@ int ring_walk(const struct rb_walk *w, int (*emit)(void *ctx, const struct rb_wa
 		if (rb_slot_consumed(s))
 			continue;
 		why = NULL;
-		claimed = 0;
+		/*
+		 * What a refused page held, for the loss count: its header's
+		 * count if plausible (a damaged header may say less; nothing
+		 * better is left), else 0.
+		 */
+		claimed = page && hdr->entries <= st->cap / 4u ? hdr->entries : 0;
 		if (!page)
 			why = "page not in the range";
 		else if (w->page_ok && !w->page_ok(w->ctx, id))
@@ -167,7 +172,6 @@ int ring_walk(const struct rb_walk *w, int (*emit)(void *ctx, const struct rb_wa
 			 (published && hdr->seq < expect_seq))
 			why = "page counts inconsistent";
 		if (!why) {
-			claimed = hdr->entries;
 			commit = hdr->commit;
 			if (tail && (st->nest & RB_NEST_WRITERS))
 				why = "a writer was mid-event on the tail page";
@@ -179,9 +183,11 @@ int ring_walk(const struct rb_walk *w, int (*emit)(void *ctx, const struct rb_wa
 				why = check_records(page, st->page_size, commit, claimed, &last_ts);
 		}
 		if (why) {
-			/* Published: the next page's seq counts its events as lost. */
-			if (!published)
-				pending_lost += claimed;
+			/*
+			 * Counted as lost: by the next published page's seq
+			 * (which subsumes this), else here, at the end.
+			 */
+			pending_lost += claimed;
 			res->refused++;
 			if (!res->why)
 				res->why = why;

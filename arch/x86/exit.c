@@ -96,11 +96,10 @@ static void kbc_reset(void)
 }
 
 /* An IDT with no entries: the next exception is a double fault, then a triple fault. */
-static void __attribute__((noreturn)) triple_fault(void)
+void machine_triple_fault(void)
 {
 	static const struct __attribute__((packed)) { uint16_t limit; uint64_t base; } empty;
 
-	printk("exit: resetting through a triple fault\n");
 	irq_disable();
 	__asm__ __volatile__("lidt %0\n\tint3" : : "m"(empty) : "memory");
 	for (;;)
@@ -112,7 +111,8 @@ void machine_reset(void)
 	if (acpi.has_reset_reg)
 		acpi_reset();
 	kbc_reset();
-	triple_fault();
+	printk("exit: resetting through a triple fault\n");
+	machine_triple_fault();
 }
 
 void machine_exit(bool success)

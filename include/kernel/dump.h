@@ -14,8 +14,29 @@ bool dump_bin(uint32_t cpu);
 bool dump_default(void);
 /*
  * At a panic, the other CPUs stopped (each flushed its own tail page): the
- * same dumps, all CPUs, asking no CPU for anything from then on.
+ * same dumps, all CPUs, from a walk of the buffers (nothing taken: the next
+ * boot finds the same events), asking no CPU for anything from then on.
  */
-bool dump_panic(bool bin, uint64_t last);
+bool dump_panic(bool text, bool bin, uint64_t last);
+
+/* One CPU's clock as a dump describes it (conversion, skew, trust). */
+struct dump_clock;
+void dump_cpu_clock(uint32_t cpu, struct dump_clock *out);
+
+/*
+ * A snapshot built from walks (<trace/ring_walk.h>), e.g. of the previous
+ * boot's buffers: begin (room for max_pages pages of nr_cpus CPUs, and the
+ * clock rate of the boot that wrote them), then each CPU's pages oldest
+ * first (dump_walk_page() is a persist_check() page callback) and its
+ * counters and clock, then end; dump_walked() prints it as text and/or
+ * binary.  It replaces the last snapshot.
+ */
+struct rb_walk_page;
+struct dump_stats;
+bool dump_walk_begin(uint32_t nr_cpus, uint64_t max_pages, uint64_t tsc_hz, uint64_t err_ppb);
+int dump_walk_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg);
+void dump_walk_cpu(uint32_t cpu, const struct dump_stats *st, const struct dump_clock *clk);
+void dump_walk_end(void);
+bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled);
 
 #endif

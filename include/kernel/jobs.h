@@ -10,5 +10,9 @@ void __attribute__((noreturn)) jobs_run(void);
 bool job_echo(void);
 /* run=fault: fault on purpose (fault.cpu=, fault.marks=); does not return. */
 bool job_fault(void);
+/* run=marks: marks.count bench events per CPU, counts printed (kernel/job_marks.c). */
+bool job_marks(void);
+/* run=triple: reset through a triple fault, recording no end; does not return. */
+bool job_triple(void);
 
 #endif

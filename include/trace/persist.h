@@ -117,11 +117,13 @@ uint32_t persist_state_crc(const struct rb_walk_state *st, const uint64_t *slots
  */
 void persist_seal_cpu(const struct persist_layout *l, uint8_t *area, struct persist_cpu *rec);
 
-/* What the next boot expects: this image, and the layout it would make. */
+/* What the next boot expects: this image, and where the range may be. */
 struct persist_expect {
 	const uint8_t *build_id;	/* this image's */
 	uint32_t build_id_len;
-	uint64_t base, size;		/* the range it found the header in */
+	uint64_t base, size;		/* the window the header is looked for in: the
+					 * header's base must be base, its range
+					 * within size bytes of it */
 };
 
 enum persist_verdict {

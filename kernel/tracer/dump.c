@@ -9,6 +9,13 @@
  * Taking pages consumes them, as ftrace's trace_pipe does. So that text and
  * binary show the same events, a dump that finds nothing new prints the
  * previous snapshot again: `dump text` then `dump bin` describe one trace.
+ *
+ * A walked snapshot takes nothing (<trace/ring_walk.h>): the pages are
+ * copied as a reader would have taken them, the tail page up to its write
+ * offset, and the buffers are left as they were. A panic dumps this way,
+ * so that the next boot still finds every event in the persistent range
+ * (docs/persist.md), and the previous boot's trace is read this way from
+ * the range (dump_walk_*, called by kernel/tracer/persist.c).
  */
 #include <stddef.h>
 #include <arch/cpu.h>
@@ -25,6 +32,7 @@
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
+#include "trace/ring_walk.h"
 #include "trace/text.h"
 
 static char dump_sel[32] = "text";
@@ -38,6 +46,7 @@ CMDLINE_OPTION(dump_last, .name = "dump.last", .type = OPT_UINT, .var = &dump_la
 
 struct snap_cpu {
 	uint32_t npages;		/* pages copied */
+	uint64_t first;			/* walked snapshots: its first slot in the pool */
 	void **pages;			/* their copies, in the order taken */
 	uint64_t *lost;			/* overrun + dropped before each */
 	uint64_t *lost_overrun;		/* ... the overrun part */
@@ -58,6 +67,9 @@ static size_t scratch_size;
 static uint16_t dump_id;
 static bool have_snapshot;
 static bool no_cpu_calls;		/* a panic: the other CPUs are stopped */
+static uint32_t snap_ncpus;		/* CPUs the snapshot describes */
+static uint64_t snap_tsc_hz, snap_tsc_err_ppb;	/* the clock of the boot that wrote it */
+static uint64_t walk_slot;		/* walked snapshots: the next free pool slot */
 
 static void *alloc(uint64_t pages)
 {
@@ -66,11 +78,10 @@ static void *alloc(uint64_t pages)
 	return p ? (void *)(uintptr_t)p : NULL;
 }
 
-/* Room for every page every buffer can hold (ring + reader page). */
-static bool ensure_pool(void)
+/* Room for need pages of nr_cpus CPUs (a reader's snapshot: ring + reader page each). */
+static bool ensure_pool(uint64_t need, uint32_t nr_cpus)
 {
-	uint64_t need = (uint64_t)(trace_pages + 1) * cpu_count;
-	size_t ss = trace_text_scratch_size(cpu_count);
+	size_t ss = trace_text_scratch_size(nr_cpus);
 
 	if (pool && pool_pages >= need)
 		return true;
@@ -103,10 +114,9 @@ static bool take_snapshot(void)
 	uint64_t slot = 0;
 	struct rb_read rd;
 
-	if (!ensure_pool())
+	if (!ensure_pool((uint64_t)(trace_pages + 1) * cpu_count, cpu_count))
 		return false;
-	if (!no_cpu_calls)
-		tracing_flush_all();	/* at a panic each CPU flushed in its NMI */
+	tracing_flush_all();
 	/* Copy every complete page; the pool holds as much as the rings can. */
 	for (unsigned c = 0; c < cpu_count; c++) {
 		struct rb_cpu_buffer *cb = ring_buffer_cpu(&trace_rb, c);
@@ -124,9 +134,11 @@ static bool take_snapshot(void)
 	}
 	if (slot == 0 && have_snapshot)
 		return true;	/* nothing new: the last snapshot stands (pool untouched) */
+	snap_ncpus = cpu_count;
+	snap_tsc_hz = tsc.hz;
+	snap_tsc_err_ppb = tsc.err_ppb;
 	for (unsigned c = 0; c < cpu_count; c++) {
 		struct snap_cpu *s = &snap[c];
-		struct percpu *pc = cpus[c];
 		struct rb_stats st;
 
 		s->npages = (uint32_t)count[c];
@@ -136,19 +148,151 @@ static bool take_snapshot(void)
 		s->lost_dropped = meta + 2 * pool_pages + first[c];
 		ring_buffer_stats(ring_buffer_cpu(&trace_rb, c), &st);
 		dump_stats_from_rb(&s->stats, c, &st);
-		memset(&s->clock, 0, sizeof(s->clock));
-		s->clock.cpu = c;
-		if (pc && tsc.hz && clock_latch_read(&pc->clock, &s->clock.conv))
-			memset(&s->clock.conv, 0, sizeof(s->clock.conv)); /* torn: say "none" */
-		else if (pc && tsc.hz) {
-			s->clock.skew_cycles = pc->tsc_skew;
-			s->clock.skew_uncert_cycles = pc->tsc_skew_uncert;
-			if (pc->tsc_trusted)
-				s->clock.flags |= DUMP_CLOCK_TRUSTED;
-		}
+		dump_cpu_clock(c, &s->clock);
 	}
 	have_snapshot = true;
 	dump_id++;
+	return true;
+}
+
+void dump_cpu_clock(uint32_t c, struct dump_clock *out)
+{
+	struct percpu *pc = c < cpu_count ? cpus[c] : NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->cpu = c;
+	if (pc && tsc.hz && clock_latch_read(&pc->clock, &out->conv))
+		memset(&out->conv, 0, sizeof(out->conv));	/* torn: say "none" */
+	else if (pc && tsc.hz) {
+		out->skew_cycles = pc->tsc_skew;
+		out->skew_uncert_cycles = pc->tsc_skew_uncert;
+		if (pc->tsc_trusted)
+			out->flags |= DUMP_CLOCK_TRUSTED;
+	}
+}
+
+/* ---- walked snapshots: nothing taken ---- */
+
+bool dump_walk_begin(uint32_t nr_cpus, uint64_t max_pages, uint64_t tsc_hz, uint64_t err_ppb)
+{
+	if (nr_cpus == 0 || nr_cpus > MAX_CPUS || !ensure_pool(max_pages ? max_pages : 1, nr_cpus))
+		return false;
+	memset(snap, 0, sizeof(snap[0]) * nr_cpus);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		snap[c].stats.cpu = snap[c].clock.cpu = c;
+	snap_ncpus = nr_cpus;
+	snap_tsc_hz = tsc_hz;
+	snap_tsc_err_ppb = err_ppb;
+	walk_slot = 0;
+	have_snapshot = false;	/* the pool's old contents are gone */
+	return true;
+}
+
+/*
+ * One walked page of cpu into the snapshot. A CPU's pages come together,
+ * oldest first. The copy's header gets the commit and count the walk read
+ * (the tail page's header says 0 until its page ends), so the text and
+ * binary formats read it as a page a reader took. Nonzero: no more room.
+ */
+int dump_walk_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg)
+{
+	struct snap_cpu *s = &snap[cpu];
+	struct rb_page_header *h;
+	uint64_t i = walk_slot;
+	uint8_t *copy;
+
+	(void)ctx;
+	if (cpu >= snap_ncpus || i >= pool_pages)
+		return 1;
+	if (s->npages == 0)
+		s->first = i;
+	else if (s->first + s->npages != i)
+		return 1;	/* not this CPU's run of slots: refuse rather than mix */
+	copy = pool + i * PAGE_SIZE;
+	memcpy(copy, pg->page, PAGE_SIZE);
+	h = (struct rb_page_header *)copy;
+	h->commit = pg->commit;
+	h->entries = pg->entries;
+	ptrs[i] = copy;
+	meta[i] = pg->lost_overrun + pg->lost_dropped;
+	meta[pool_pages + i] = pg->lost_overrun;
+	meta[2 * pool_pages + i] = pg->lost_dropped;
+	s->npages++;
+	walk_slot++;
+	return 0;
+}
+
+void dump_walk_cpu(uint32_t cpu, const struct dump_stats *st, const struct dump_clock *clk)
+{
+	struct snap_cpu *s = &snap[cpu];
+
+	if (cpu >= snap_ncpus)
+		return;
+	s->stats = *st;
+	s->stats.cpu = cpu;
+	s->clock = *clk;
+	s->clock.cpu = cpu;
+}
+
+void dump_walk_end(void)
+{
+	for (uint32_t c = 0; c < snap_ncpus; c++) {
+		struct snap_cpu *s = &snap[c];
+
+		s->pages = ptrs + s->first;
+		s->lost = meta + s->first;
+		s->lost_overrun = meta + pool_pages + s->first;
+		s->lost_dropped = meta + 2 * pool_pages + s->first;
+	}
+	have_snapshot = true;
+	dump_id++;
+}
+
+static int live_emit(void *ctx, const struct rb_walk_page *pg)
+{
+	const struct rb_cpu_buffer *cb = ctx;
+
+	return dump_walk_page(NULL, cb->cpu, pg);
+}
+
+static const uint8_t *live_page(void *ctx, uint32_t id)
+{
+	const struct rb_cpu_buffer *cb = ctx;
+
+	return id <= cb->nr_slots ? cb->pages[id] : NULL;
+}
+
+/* Every CPU's live buffer, walked: what a reader would take, nothing taken. */
+static bool walk_live(void)
+{
+	uint64_t need = (uint64_t)(trace_pages + 1) * cpu_count;
+
+	if (!dump_walk_begin(cpu_count, need, tsc.hz, tsc.err_ppb))
+		return false;
+	for (unsigned c = 0; c < cpu_count; c++) {
+		struct rb_cpu_buffer *cb = ring_buffer_cpu(&trace_rb, c);
+		struct rb_walk_state ws;
+		struct rb_walk w = { .st = &ws, .cpu = c, .page = live_page, .ctx = cb };
+		struct rb_walk_result res;
+		struct dump_stats ds;
+		struct dump_clock clk;
+		struct rb_stats st;
+
+		ring_buffer_stats(cb, &st);
+		dump_stats_from_rb(&ds, c, &st);
+		dump_cpu_clock(c, &clk);
+		if (cb->nr_slots) {	/* the placeholder has no ring */
+			ring_walk_state(cb, &ws);
+			w.slots = cb->slots;
+			if (ring_walk(&w, live_emit, cb, &res))
+				cprintf("dump: cpu=%u buffer not walked: %s\n", c, res.why);
+			else if (res.refused)
+				cprintf("dump: cpu=%u %u page(s) not shown (%llu events): %s\n", c,
+					res.refused, (unsigned long long)res.lost, res.why);
+		}
+		dump_walk_cpu(c, &ds, &clk);
+	}
+	dump_walk_end();
 	return true;
 }
 
@@ -192,20 +336,18 @@ static void sink_raw(void *ctx, const void *buf, size_t len)
 	console_write_raw_held(buf, len);	/* dump_bin holds the console */
 }
 
-bool dump_text(uint32_t cpu, uint64_t last)
+static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 {
 	/* Static: MAX_CPUS entries are 14 KiB, most of the 16 KiB boot stack;
 	 * dumps run one at a time, as the snapshot they read is shared too. */
 	static struct trace_text_cpu tc[MAX_CPUS];
 	struct trace_text_opts opts = { .last = last, .cpu = cpu == DUMP_ALL_CPUS ?
 					TRACE_TEXT_ALL_CPUS : cpu, .syms = &kernel_syms,
-					.enabled = trace_events_enabled() };
+					.enabled = enabled };
 	struct trace_sink sink = { sink_text, NULL };
 	struct trace_text_summary sum;
 
-	if (!take_snapshot())
-		return false;
-	for (unsigned c = 0; c < cpu_count; c++) {
+	for (unsigned c = 0; c < snap_ncpus; c++) {
 		struct snap_cpu *s = &snap[c];
 		tc[c] = (struct trace_text_cpu){
 			.cpu = c,
@@ -218,29 +360,31 @@ bool dump_text(uint32_t cpu, uint64_t last)
 			.lost = s->lost,
 		};
 	}
-	if (trace_text_write(tc, cpu_count, &opts, scratch, scratch_size, &sink, &sum)) {
+	if (trace_text_write(tc, snap_ncpus, &opts, scratch, scratch_size, &sink, &sum)) {
 		cprintf("dump: the text formatter refused the snapshot\n");
 		return false;
 	}
 	return true;
 }
 
-bool dump_bin(uint32_t cpu)
+bool dump_text(uint32_t cpu, uint64_t last)
+{
+	return take_snapshot() && print_text(cpu, last, trace_events_enabled());
+}
+
+static bool print_bin(uint32_t cpu, const uint8_t *enabled)
 {
 	struct trace_sink sink = { sink_raw, NULL };
 	struct dump_writer w;
 	struct dump_begin begin = {
-		.nr_cpus = cpu_count, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = tsc.hz,
-		.tsc_err_ppb = tsc.err_ppb, .start_cycles = rdtsc(),
+		.nr_cpus = snap_ncpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = snap_tsc_hz,
+		.tsc_err_ppb = snap_tsc_err_ppb, .start_cycles = rdtsc(),
 	};
-
 	uint64_t flags;
 
-	if (!take_snapshot())
-		return false;
 	flags = console_hold();
 	dump_write_begin(&w, &sink, dump_id, &begin);
-	dump_write_events(&w, &trace_builtin_catalog, trace_events_enabled());
+	dump_write_events(&w, &trace_builtin_catalog, enabled);
 	{
 		struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
 		struct dump_syms_src fmts = {
@@ -248,22 +392,40 @@ bool dump_bin(uint32_t cpu)
 		dump_write_symbols(&w, &src);
 		dump_write_printk_formats(&w, &fmts);
 	}
-	for (unsigned c = 0; c < cpu_count; c++)
+	for (unsigned c = 0; c < snap_ncpus; c++)
 		dump_write_clock(&w, &snap[c].clock);
-	for (unsigned c = 0; c < cpu_count; c++) {
+	for (unsigned c = 0; c < snap_ncpus; c++) {
 		if (cpu != DUMP_ALL_CPUS && c != cpu)
 			continue;
 		for (uint32_t i = 0; i < snap[c].npages; i++)
 			dump_write_page(&w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
 					snap[c].lost_overrun[i], snap[c].lost_dropped[i]);
 	}
-	for (unsigned c = 0; c < cpu_count; c++)
+	for (unsigned c = 0; c < snap_ncpus; c++)
 		dump_write_stats(&w, &snap[c].stats);
 	dump_write_end(&w);
 	console_release(flags);
 	cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
 		(unsigned long long)w.events);
 	return true;
+}
+
+bool dump_bin(uint32_t cpu)
+{
+	return take_snapshot() && print_bin(cpu, trace_events_enabled());
+}
+
+bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled)
+{
+	bool ok = true;
+
+	if (!have_snapshot)
+		return false;
+	if (text)
+		ok = print_text(DUMP_ALL_CPUS, last, enabled) && ok;
+	if (bin)
+		ok = print_bin(DUMP_ALL_CPUS, enabled) && ok;
+	return ok;
 }
 
 bool dump_default(void)
@@ -277,8 +439,8 @@ bool dump_default(void)
 	return ok;
 }
 
-bool dump_panic(bool bin, uint64_t last)
+bool dump_panic(bool text, bool bin, uint64_t last)
 {
 	no_cpu_calls = true;
-	return bin ? dump_bin(DUMP_ALL_CPUS) : dump_text(DUMP_ALL_CPUS, last);
+	return walk_live() && dump_walked(text, bin, last, trace_events_enabled());
 }

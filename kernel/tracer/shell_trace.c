@@ -3,6 +3,7 @@
 #include <arch/percpu.h>
 #include "kernel/console.h"
 #include "kernel/kstring.h"
+#include "kernel/persist.h"
 #include "kernel/shell.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
@@ -47,6 +48,7 @@ static int cmd_status(int argc, char **argv)
 	cprintf("trace: entries-in-buffer/entries-written: %llu/%llu\n",
 		(unsigned long long)entries, (unsigned long long)written);
 	cprintf("events: %s\n", trace_events_summary_now(events, sizeof(events)));
+	persist_status();
 	return 0;
 }
 SHELL_COMMAND(status, .name = "status", .usage = "",

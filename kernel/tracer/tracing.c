@@ -54,6 +54,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
+#include "kernel/persist.h"
 #include "kernel/pmm.h"
 #include "kernel/tracing.h"
 
@@ -92,6 +93,28 @@ static uint64_t pages_per_cpu(uint32_t n)
 {
 	return n + 1 + (ring_buffer_cpu_size(n) + PAGE_SIZE - 1) / PAGE_SIZE +
 	       ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE;
+}
+
+/* CPU c's buffer in the persistent range (trace.persist=), as alloc_cpu() below. */
+static bool alloc_cpu_persist(unsigned c, uint32_t n, int mode)
+{
+	struct rb_cpu_config cfg = {
+		.cpu = c, .nr_pages = n, .page_size = RB_PAGE_SIZE_DEFAULT,
+		.mode = (uint32_t)mode, .start_off = !recording,
+		.base_adjust = smp_tsc_ahead_min(c),
+	};
+	struct rb_cpu_buffer *cb;
+	size_t cb_size;
+	void **pages;
+
+	if (!persist_cpu_area(c, n, &cb, &cb_size, &pages))
+		return false;
+	if (ring_buffer_cpu_init(cb, cb_size, &cfg, pages))
+		return false;
+	buffers[c] = cb;
+	page_tables[c] = pages;
+	persist_cpu_present(c, true);
+	return true;
 }
 
 static bool alloc_cpu(unsigned c, uint32_t n, int mode)
@@ -139,6 +162,12 @@ static void free_cpu(unsigned c, uint32_t n)
 	memset(data, RECONF_POISON, (size_t)(n + 1) * PAGE_SIZE);
 	memset(buffers[c], RECONF_POISON, ring_buffer_cpu_size(n));
 	memset(pages, RECONF_POISON, (n + 1) * sizeof(void *));
+	if (persist_active()) {	/* the range's: nothing to give back */
+		persist_cpu_present(c, false);
+		buffers[c] = NULL;
+		page_tables[c] = NULL;
+		return;
+	}
 	pmm_free((uintptr_t)buffers[c], (ring_buffer_cpu_size(n) + PAGE_SIZE - 1) / PAGE_SIZE);
 	pmm_free((uintptr_t)data, n + 1);
 	pmm_free((uintptr_t)page_tables[c], ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE);
@@ -276,6 +305,11 @@ static void build_missing(uint32_t n, int mode)
 	for (unsigned c = 0; c < cpu_count; c++) {
 		if (!cpus[c] || buffers[c])
 			continue;
+		if (persist_active() && alloc_cpu_persist(c, n, mode))
+			continue;
+		if (persist_active())
+			printk("trace: cpu=%u has no area in the persistent range; its buffer "
+			       "is not kept across a reset\n", c);
 		if (!alloc_cpu(c, n, mode)) {
 			printk("trace: cpu=%u: no memory for %u pages; no buffer\n", c, n);
 			continue;
@@ -293,7 +327,7 @@ static void build_missing(uint32_t n, int mode)
 
 static bool build(uint32_t n, int mode)
 {
-	build_missing(fit_pages(n, cpu_count), mode);
+	build_missing(persist_active() ? persist_relayout(n) : fit_pages(n, cpu_count), mode);
 	return true;
 }
 
@@ -305,13 +339,16 @@ static bool build(uint32_t n, int mode)
  */
 void tracing_init_boot(void)
 {
+	uint32_t planned = smp_cpus_planned(), n = persist_boot(planned, (uint32_t)opt_pages);
+
 	recording = true;
-	build_missing(fit_pages((uint32_t)opt_pages, smp_cpus_planned()), opt_mode);
+	build_missing(n ? n : fit_pages((uint32_t)opt_pages, planned), opt_mode);
 }
 
 void tracing_init(void)
 {
 	build_missing(trace_pages, trace_mode);
+	persist_update();	/* every CPU's clock, skews measured */
 	printk("trace: cpus=%u pages_per_cpu=%u page_size=%u mode=%s reserve=%s recording=on\n",
 	       cpu_count, trace_pages, RB_PAGE_SIZE_DEFAULT, mode_names[trace_mode],
 	       CONFIG_TRACE_RESERVE_CMPXCHG ? "cmpxchg" : "xadd");

@@ -259,6 +259,68 @@ static void test_mid_event_tail_dropped(void **state)
 	rig_free(r);
 }
 
+/*
+ * A sealed page that fails its seal is refused, and its events are counted
+ * as lost, whether it is the tail page (nothing after it says how many) or
+ * a published page (the next page's seq says).  Every event written is
+ * then shown or counted: events + lost == written.  The deliberate bug this
+ * catches: a refused page's events dropped from the count.
+ */
+static void test_refused_page_counted(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct rb_cpu_buffer *cb;
+	struct persist_result res;
+	uint32_t tail_entries;
+	struct got g;
+
+	(void)state;
+	rig_write(r, 0, 1200);	/* published pages, and a tail */
+	rig_seal(r);
+	cb = cb_of(r, 0);
+	tail_entries = ((struct rb_page_header *)cb->tail_page)->entries;
+	assert_true(tail_entries > 0);
+	cb->tail_page[PSIZE - 1] ^= 0x5a;	/* unused bytes: only the seal sees them */
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(res.pages_refused, 1);
+	assert_int_equal(g.n[0], r->written[0] - tail_entries);
+	assert_int_equal(res.lost, tail_entries);
+	assert_int_equal(res.events + res.lost, r->written[0] + r->written[1]);
+	cb->tail_page[PSIZE - 1] ^= 0x5a;
+	/* The first page instead: published, its loss shown by the next page's seq. */
+	cb->pages[rb_slot_id(((uint64_t *)(cb + 1))[0])][PSIZE - 1] ^= 0x5a;
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(res.pages_refused, 1);
+	assert_int_equal(g.bogus, 0);
+	assert_int_equal(res.events + res.lost, r->written[0] + r->written[1]);
+	assert_true(res.lost > 0);
+	rig_free(r);
+}
+
+/* The header must name the window's base and fit its size (auto keeps less). */
+static void test_range_rule(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct persist_expect ex = { build_id, sizeof(build_id), 0, r->size };
+	struct persist_result res;
+	struct got g = { .r = r };
+
+	(void)state;
+	rig_write(r, 0, 10);
+	ex.size = r->size + (1u << 20);		/* a larger window: accepted */
+	assert_int_equal(persist_check(r->mem, &ex, got_page, got_done, &g, &res), PERSIST_VALID);
+	ex.size = r->size - PSIZE;		/* smaller than the header's range */
+	assert_int_equal(persist_check(r->mem, &ex, got_page, got_done, &g, &res),
+			 PERSIST_REJECTED);
+	assert_string_equal(res.why, "written for another range");
+	ex.size = r->size;
+	ex.base = 0x2000000;			/* another base */
+	assert_int_equal(persist_check(r->mem, &ex, got_page, got_done, &g, &res),
+			 PERSIST_REJECTED);
+	assert_string_equal(res.why, "written for another range");
+	rig_free(r);
+}
+
 static void test_rejections(void **state)
 {
 	struct rig *r = rig_new(RB_MODE_OVERWRITE);
@@ -399,6 +461,8 @@ int main(void)
 		cmocka_unit_test(test_valid_lapped),
 		cmocka_unit_test(test_read_pages_are_gone),
 		cmocka_unit_test(test_mid_event_tail_dropped),
+		cmocka_unit_test(test_refused_page_counted),
+		cmocka_unit_test(test_range_rule),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_damage_sealed),
 		cmocka_unit_test(test_damage_unsealed),

@@ -119,5 +119,4 @@ def shell():
     yield start
     for s in sessions:
         if s.p.poll() is None:
-            s.p.kill()
-            s.p.wait()
+            s.kill()

@@ -11,6 +11,9 @@ AssertionError (a test fails on it) that carries the timeout and the whole
 console output, so that a caller that is not a test can report it its own way.
 Standard library only.
 """
+import os
+import re
+import signal
 import subprocess
 import threading
 import time
@@ -38,17 +41,19 @@ class Shell:
 
     PROMPT = PROMPT.decode()
 
-    def __init__(self, cmdline="run=shell", smp=2, timeout=120, boot_timeout=90, opts=()):
+    def __init__(self, cmdline="run=shell", smp=2, timeout=120, boot_timeout=90, opts=(),
+                 prompt=True):
         args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
                 "--cmdline", cmdline, *opts]
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, cwd=ROOT)
+                                  stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
         self.buf = b""
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         self.seen = 0               # bytes of buf already returned
-        self.wait_prompt(boot_timeout)
+        if prompt:                  # False: a run with no shell, read with wait_for()
+            self.wait_prompt(boot_timeout)
 
     def _read(self):
         while chunk := self.p.stdout.read1(4096):
@@ -76,6 +81,29 @@ class Shell:
             time.sleep(0.05)
         with self.lock:
             raise NoPrompt(timeout, self.buf)
+
+    def wait_for(self, pattern, timeout=60):
+        """Wait until a line matching the regex pattern appears (in all the output
+        so far); return the match.  NoPrompt if QEMU ends or time runs out first."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = rx.search(self.text())
+            if m:
+                return m
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.1)
+        with self.lock:
+            raise NoPrompt(timeout, self.buf)
+
+    def kill(self):
+        """End QEMU now (a run that would reset forever); its exit status."""
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)   # run-qemu.sh, timeout and QEMU
+        except ProcessLookupError:
+            pass
+        return self.p.wait()
 
     def send(self, data: bytes):
         self.p.stdin.write(data)

@@ -5,8 +5,11 @@ a host file (--mem-file) that outlives the run.
 Each test counts the kernel's banner: one per boot, so two banners in one
 QEMU run mean the guest reset and booted the same image again.
 """
+import random
+import re
 import socket
 import time
+import zlib
 
 import pytest
 
@@ -72,3 +75,260 @@ def test_mem_file_keeps_guest_ram(qemu, tmp_path):
     # The kernel image (at 2 MiB) is in the file the guest's RAM was.
     data = f.read_bytes()
     assert BANNER.encode() in data[2 << 20:8 << 20]
+
+
+# ---- trace.persist=: the previous boot's trace, read at the next boot ----
+
+EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
+                   r"(\w+): (.*)$")
+PREV = re.compile(r"^\[[ \d.]+\] persist: previous_boot=(\d+) cpus=(\d+) events=(\d+) lost=(\d+) "
+                  r"end=(unknown|panic|watchdog|reset)$", re.M)
+PREV_END = re.compile(r"^\[[ \d.]+\] persist: previous boot: end_cpu=(\d+) sealed=(yes|no) "
+                      r"cpus_read=(\d+)/(\d+) pages_refused=(\d+)$", re.M)
+THIS = re.compile(r"^\[[ \d.]+\] persist: this_boot=(\d+) range=0x([0-9a-f]+)-0x([0-9a-f]+) "
+                  r"cpus=(\d+) pages_per_cpu=(\d+)$", re.M)
+MARKS = re.compile(r"^\[[ \d.]+\] marks: cpu=(\d+) stored=(\d+) dropped=(\d+) first=(\d+) "
+                   r"last=(\d+)$", re.M)
+VERDICT = re.compile(r"^\[[ \d.]+\] persist: (previous_boot=|previous boot's buffer rejected: "
+                     r"\S|no previous boot's buffer at 0x)", re.M)
+
+
+def boots(text):
+    """The output split at each banner: one string per boot."""
+    parts = text.split(BANNER)
+    return parts[1:]
+
+
+def previous_trace(boot):
+    """Event lines (cpu, name, fields, line) of the previous boot's trace printed in boot."""
+    start = boot.index("persist: previous boot's trace follows")
+    end = boot.index("persist: end of previous boot's trace", start)
+    out = []
+    for l in boot[start:end].split("\n"):
+        m = EVENT.match(l)
+        if m:
+            out.append((int(m.group(3)), m.group(7), m.group(8), l.strip()))
+    return out
+
+
+def marks_of(boot):
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(4)), int(m.group(5)))
+            for m in MARKS.finditer(boot)}
+
+
+def check_marks(events, marks):
+    """Every CPU's bench events are exactly the marks it stored, in order."""
+    for cpu, (stored, first, last) in marks.items():
+        seqs = [int(f.split("=")[1]) for c, n, f, _ in events if c == cpu and n == "bench"]
+        assert seqs == list(range(first, last + 1)), (cpu, seqs[:5], seqs[-5:])
+        assert len(seqs) == stored
+
+
+def run_two_boots(shell, cmdline, smp, second, opts=(), how=None, timeout=300):
+    """Boot with trace.persist=auto, end the first boot (how(s)), read the second's lines."""
+    s = shell(cmdline, smp=smp, timeout=timeout, boot_timeout=180,
+              opts=["--reboot", *opts], prompt=how is not None)
+    if how:
+        how(s)
+    s.wait_for(second, 240)
+    rc = s.kill()
+    b = boots(s.text())
+    assert len(b) >= 2, s.text()
+    return b[0], b[1], rc
+
+
+@pytest.mark.parametrize("uefi", [False, True])
+def test_shell_reboot_the_next_boot_prints_the_trace(shell, uefi):
+    """ACPI reset through the shell's reboot: sealed, every mark read back."""
+    def reboot(s):
+        s.send(b"reboot\r")
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto run=marks,shell marks.count=500 persist.dump.last=0", 2,
+        r"persist: this_boot=2 ", opts=["--uefi"] if uefi else [], how=reboot)
+    assert "persist: no previous boot's buffer at 0x2000000" in first, first
+    assert re.search(r"persist: end=reset sealed this_boot=1$", first, re.M), first
+    m = PREV.search(second)
+    assert m and m.group(1) == "1" and m.group(2) == "2" and m.group(4) == "0", second
+    assert m.group(5) == "reset"
+    e = PREV_END.search(second)
+    assert e and e.group(2) == "yes" and e.group(3) == e.group(4) == "2" and e.group(5) == "0"
+    events = previous_trace(second)
+    assert len(events) == int(m.group(3))
+    check_marks(events, marks_of(first))
+    assert THIS.search(second).group(1) == "2"
+
+
+@pytest.mark.parametrize("smp", [1, 3])
+def test_triple_fault_unsealed_trace_read_back(shell, smp):
+    """A triple fault the kernel never reports: no end record, no seal; all marks there."""
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto run=marks,triple marks.count=300 persist.dump.last=0", smp,
+        r"persist: this_boot=2 ")
+    assert "triple: resetting through a triple fault" in first
+    m = PREV.search(second)
+    assert m and m.group(2) == str(smp) and m.group(5) == "unknown", second
+    assert PREV_END.search(second).group(2) == "no"
+    events = previous_trace(second)
+    assert len(events) == int(m.group(3))
+    check_marks(events, marks_of(first))
+
+
+def test_monitor_system_reset_while_recording(shell, tmp_path):
+    """A reset from outside while recording is on: every stored mark read back."""
+    sock = tmp_path / "mon.sock"
+
+    def reset(s):
+        monitor_cmd(sock, "system_reset")
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto run=marks,shell marks.count=2000 persist.dump.last=0", 2,
+        r"persist: this_boot=2 ", opts=["--monitor", str(sock)], how=reset)
+    m = PREV.search(second)
+    assert m and m.group(5) == "unknown", second
+    events = previous_trace(second)
+    check_marks(events, marks_of(first))
+
+
+def test_lapped_ring_keeps_the_newest_marks(shell):
+    """More marks than the ring holds: the newest, contiguous, the rest counted as lost."""
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto trace.pages=4 run=marks,triple marks.count=5000 "
+        "persist.dump.last=0", 1, r"persist: this_boot=2 ")
+    m = PREV.search(second)
+    events = previous_trace(second)
+    seqs = [int(f.split("=")[1]) for c, n, f, _ in events if n == "bench"]
+    stored, first_seq, last_seq = marks_of(first)[0]
+    assert stored == 5000 and seqs[-1] == last_seq, seqs[-3:]
+    assert seqs == list(range(seqs[0], last_seq + 1))
+    assert 0 < len(seqs) < 5000
+    # Everything written and not shown is counted: events + lost = written.
+    assert int(m.group(3)) + int(m.group(4)) >= 5000, m.group(0)
+    assert "LOST" in second
+
+
+@pytest.mark.parametrize("uefi", [False, True])
+def test_panic_reboot_next_boot_shows_what_the_panic_dump_showed(shell, uefi):
+    """panic.action=reboot: the panic dump takes nothing; the next boot prints the same lines."""
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto run=fault panic.action=reboot panic.dump.last=0 "
+        "persist.dump.last=0", 2, r"persist: this_boot=2 ", opts=["--uefi"] if uefi else [])
+    assert "persist: end=panic sealed this_boot=1" in first
+    start = first.index("# tracer: baretrace")
+    panic_lines = [l.strip() for l in first[start:first.index("panic: end action=")].split("\n")
+                   if EVENT.match(l)]
+    m = PREV.search(second)
+    assert m and m.group(5) == "panic" and PREV_END.search(second).group(2) == "yes", second
+    again = [l for _, _, _, l in previous_trace(second)]
+    assert again == panic_lines
+    assert [int(f.split("=")[1]) for c, n, f, _ in previous_trace(second)
+            if c == 0 and n == "bench"][-16:] == list(range(1, 17))
+
+
+def test_option_errors_are_named(qemu):
+    for bad, why in [("12345", "expected off, auto or ADDR,SIZE"),
+                     ("0x4000001,16M", "multiples of 4 KiB"),
+                     ("0x4000000,9G", "not within RAM"),
+                     ("0x200000,1M", "overlaps the kernel")]:
+        r = qemu(f"trace.persist={bad} exit", timeout=60)
+        assert r.rc == 0, r.out
+        assert r.has(rf"^persist: trace.persist={re.escape(bad)} refused: .*{why}"), r.out
+        assert not r.has(r"^persist: this_boot="), r.out
+
+
+def test_explicit_range_and_another_image(qemu, tmp_path):
+    """ADDR,SIZE: the buffers fit it; the range left by another image is rejected."""
+    f = tmp_path / "ram"
+    opts = ["--mem-file", str(f)]
+    r = qemu("trace.persist=0x6000000,256K exit", smp=2, opts=opts, timeout=60)
+    assert r.rc == 0, r.out
+    m = re.search(r"^persist: this_boot=1 range=0x6000000-0x6040000 cpus=2 pages_per_cpu=(\d+)$",
+                  "\n".join(r.lines), re.M)
+    assert m and int(m.group(1)) < 64, r.out
+    assert r.has(r"^persist: trace.pages=64 does not fit 256 KiB for 2 CPUs; using \d+$")
+    # Another image's build id (a byte of it changed, the header's CRC made good again).
+    hdr = 0x6000000
+    with open(f, "r+b") as fh:
+        fh.seek(hdr)
+        data = bytearray(fh.read(4096))
+        data[16] ^= 0xFF
+        data[12:16] = b"\0\0\0\0"
+        ncpus = int.from_bytes(data[52:56], "little")
+        data[12:16] = zlib.crc32(bytes(data[:120 + 88 * ncpus])).to_bytes(4, "little")
+        fh.seek(hdr)
+        fh.write(data)
+    r = qemu("trace.persist=0x6000000,256K exit", smp=2, opts=opts, timeout=60)
+    assert r.has(r"^persist: previous boot's buffer rejected: written by another kernel image "
+                 r"\(build id differs\)$"), r.out
+    assert r.has(r"^persist: this_boot=\d+ range=0x6000000-0x6040000 "), r.out
+
+
+DAMAGE_ROUNDS = 20
+HALTED = "panic: halted (panic.action=halt)"
+
+
+def damage(path, start, end, rnd):
+    """Overwrite 1..16 random bytes of [start, end) in the RAM file: a quarter of the
+    rounds in the header's bytes, a quarter in CPU 0's buffer state (the page after
+    the header page), the rest anywhere in the range."""
+    n = rnd.randint(1, 16)
+    where = rnd.random()
+    lo, hi = ((start, start + 320) if where < 0.25 else
+              (start + 4096, start + 4096 + 512) if where < 0.5 else (start, end))
+    burst = rnd.random() < 0.5
+    at = rnd.randrange(lo, hi - 16)
+    with open(path, "r+b") as fh:
+        for i in range(n):
+            fh.seek(at + i if burst else rnd.randrange(lo, hi))
+            fh.write(bytes([rnd.randrange(256)]))
+    return n
+
+
+def test_damaged_range_is_rejected_or_partly_read_never_invented(shell, tmp_path):
+    """Sealed by a panic (panic.action=halt), then random bytes of the range
+    overwritten while QEMU is stopped, then reset, DAMAGE_ROUNDS times in one run:
+    each boot says what it rejected, never crashes before its own job, and never
+    prints an event line the panic dump before the damage did not print."""
+    rnd = random.Random(16)
+    ram, sock = tmp_path / "ram", tmp_path / "mon.sock"
+    s = shell("trace.persist=auto run=fault panic.action=halt panic.dump.last=0 "
+              "persist.dump.last=0", smp=2, timeout=1500, prompt=False,
+              opts=["--reboot", "--mem-file", str(ram), "--monitor", str(sock)])
+    outcomes = {"valid": 0, "partial": 0, "rejected": 0}
+    for i in range(DAMAGE_ROUNDS + 1):
+        deadline = time.time() + 120
+        while s.text().count(HALTED) <= i:
+            assert time.time() < deadline and s.p.poll() is None, s.text()[-3000:]
+            time.sleep(0.2)
+        b = boots(s.text())[i]
+        if i > 0:
+            # What this boot read of the previous one.
+            assert len(VERDICT.findall(b)) == 1, b
+            assert b.index("run: job=fault") < b.index("PANIC: unhandled exception"), b
+            if PREV.search(b):
+                got = [l for _, _, _, l in previous_trace(b)]
+                assert set(got) <= before, sorted(set(got) - before)[:5]
+                refused = re.search(r"persist: cpu=\d+ previous buffer(?: refused|: \d+ page)", b)
+                # Nothing refused: nothing may be missing either (lost silently).
+                assert refused or got == before_list, b
+                assert i > 1 or not refused, b      # round 0 damaged nothing
+                outcomes["partial" if refused else "valid"] += 1
+            else:
+                assert re.search(r"persist: previous boot's buffer rejected: \S", b), b
+                outcomes["rejected"] += 1
+        if i == DAMAGE_ROUNDS:
+            break
+        start = b.index("# tracer: baretrace", b.index("PANIC: end of report"))
+        before_list = [l.strip() for l in b[start:b.index("panic: end action=")].split("\n")
+                       if EVENT.match(l)]
+        before = set(before_list)
+        m = THIS.search(b)
+        monitor_cmd(sock, "stop")
+        if i > 0:
+            n = damage(ram, int(m.group(2), 16), int(m.group(3), 16), rnd)
+            print(f"round {i}: {n} bytes damaged")
+        if i > 0:
+            print("\n".join(re.findall(r"persist: (?:previous|cpu=).*", b)))
+        monitor_cmd(sock, "system_reset")
+        monitor_cmd(sock, "cont")
+    s.kill()
+    print("damage outcomes:", outcomes)
+    assert outcomes["rejected"] + outcomes["partial"] > 0, outcomes

@@ -16,5 +16,7 @@
 void __attribute__((noreturn)) machine_exit(bool success);
 /* Reset now: the ACPI reset register, else the keyboard controller, else a triple fault. */
 void __attribute__((noreturn)) machine_reset(void);
+/* Reset at once by a triple fault (an empty IDT, then int3), saying nothing. */
+void __attribute__((noreturn)) machine_triple_fault(void);
 
 #endif

@@ -1,0 +1,475 @@
+/*
+ * The persistent trace range, kernel side (<kernel/persist.h>; the layout
+ * and its validator are <trace/persist.h>, the reasons docs/persist.md).
+ *
+ *   trace.persist=off         (default) buffers from the page allocator
+ *   trace.persist=auto        the range at 32 MiB, as large as the buffers
+ *                             need; refused if that passes half of RAM
+ *   trace.persist=ADDR,SIZE   exactly [ADDR, ADDR + SIZE): page aligned,
+ *                             inside one available map entry (K, M, G
+ *                             suffixes)
+ *
+ * TRUST: nothing read from the range is believed before persist_check()
+ * has checked it; the only value used unchecked is the previous boot id,
+ * and only to number this boot.  The window is out of the page allocator
+ * from memory_init() on, so this boot writes nothing in it before the
+ * check has read it; once checked (and dumped), it is reused.
+ *
+ * The header is rewritten, CRC last, whenever its contents change (a
+ * buffer built, the clocks, the end record); a reset in the middle of a
+ * rewrite leaves a header whose CRC fails: the next boot rejects the
+ * range, with that reason, and never reads a half-written layout.
+ */
+#include <stddef.h>
+#include <arch/cpu.h>
+#include <arch/percpu.h>
+#include <arch/tsc.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/dump.h"
+#include "kernel/kstring.h"
+#include "kernel/persist.h"
+#include "kernel/pmm.h"
+#include "kernel/tracing.h"
+#include "trace/persist.h"
+
+#define AUTO_BASE		(32ull << 20)	/* FACTS.md: kept by SeaBIOS and OVMF */
+#define QUIESCE_WAIT_NS		100000000ll	/* for writers to leave their buffers */
+
+static char opt_persist[48] = "off";
+static char persist_dump_sel[32] = "text";
+static uint64_t persist_dump_last = 100;
+static const char *const dump_choices[] = { "text", "bin", "none", NULL };
+
+CMDLINE_OPTION(trace_persist, .name = "trace.persist", .type = OPT_STRING, .var = opt_persist,
+	       .size = sizeof(opt_persist),
+	       .help = "keep the ring buffers across a reset: off, auto (at 32 MiB) or ADDR,SIZE");
+CMDLINE_OPTION(persist_dump, .name = "persist.dump", .type = OPT_LIST, .var = persist_dump_sel,
+	       .size = sizeof(persist_dump_sel), .choices = dump_choices,
+	       .help = "how the previous boot's trace is printed at boot: text, bin or none");
+CMDLINE_OPTION(persist_dump_last, .name = "persist.dump.last", .type = OPT_UINT,
+	       .var = &persist_dump_last, .min = 0, .max = 100000000,
+	       .help = "events in the previous boot's text dump, the most recent; 0 = all");
+
+extern const char __build_id_note[], __build_id_note_end[];
+
+static struct phys_range window;	/* kept from the allocator; empty: off */
+static bool window_auto;
+static bool active;			/* this boot's buffers are in the range */
+static struct persist_layout layout;
+static struct persist_header *hdr;
+static uint64_t boot_id;
+
+/* ---- trace.persist= ---- */
+
+static const char *parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0, base = 10;
+	const char *p = s;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	if (!*p || *p == ',')
+		return NULL;
+	for (; *p && *p != ','; p++) {
+		uint64_t d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (uint64_t)(*p - '0');
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = (uint64_t)(*p - 'a' + 10);
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = (uint64_t)(*p - 'A' + 10);
+		else
+			break;
+		if (v > (UINT64_MAX - d) / base)
+			return NULL;
+		v = v * base + d;
+	}
+	if (*p == 'K' || *p == 'M' || *p == 'G') {
+		unsigned sh = *p == 'K' ? 10 : *p == 'M' ? 20 : 30;
+
+		if (v > UINT64_MAX >> sh)
+			return NULL;
+		v <<= sh;
+		p++;
+	}
+	if (*p && *p != ',')
+		return NULL;
+	*out = v;
+	return p;
+}
+
+static void refuse(const char *why)
+{
+	printk("persist: trace.persist=%s refused: %s; buffers are not kept across a reset\n",
+	       opt_persist, why);
+}
+
+/* The available map entry holding [s, e), or NULL. */
+static const struct mem_region *region_of(const struct boot_info *bi, uint64_t s, uint64_t e)
+{
+	for (unsigned i = 0; i < bi->mmap_count; i++) {
+		const struct mem_region *m = &bi->mmap[i];
+
+		if (m->type == MEM_AVAILABLE && m->base <= s && e <= m->base + m->len)
+			return m;
+	}
+	return NULL;
+}
+
+bool persist_reserve(const struct boot_info *bi, const struct phys_range *reserved,
+		     unsigned nres, struct phys_range *out)
+{
+	uint64_t base, size, end, max_phys = 0;
+	const struct mem_region *m;
+
+	*out = (struct phys_range){ 0, 0 };
+	if (!strcmp(opt_persist, "off"))
+		return false;
+	for (unsigned i = 0; i < bi->mmap_count; i++)
+		if (bi->mmap[i].type == MEM_AVAILABLE && bi->mmap[i].base + bi->mmap[i].len > max_phys)
+			max_phys = bi->mmap[i].base + bi->mmap[i].len;
+	if (max_phys > PMM_MAX_PHYS)
+		max_phys = PMM_MAX_PHYS;
+
+	if (!strcmp(opt_persist, "auto")) {
+		window_auto = true;
+		base = AUTO_BASE;
+		end = ALIGN_DOWN(max_phys / 2, PAGE_SIZE);
+		m = region_of(bi, base, base + PAGE_SIZE);
+		if (end <= base || !m) {
+			refuse("no available RAM at 32 MiB below half of RAM (auto needs more than 64 MiB)");
+			return false;
+		}
+		if (m->base + m->len < end)
+			end = ALIGN_DOWN(m->base + m->len, PAGE_SIZE);
+		for (unsigned i = 0; i < nres; i++) {
+			if (reserved[i].start >= end || reserved[i].end <= base)
+				continue;
+			if (reserved[i].start <= base) {
+				refuse("the kernel, its boot information or a module lies at 32 MiB");
+				return false;
+			}
+			end = ALIGN_DOWN(reserved[i].start, PAGE_SIZE);
+		}
+	} else {
+		const char *p = parse_size(opt_persist, &base);
+
+		if (!p || *p != ',' || !parse_size(p + 1, &size) || size == 0)
+			return refuse("expected off, auto or ADDR,SIZE (e.g. 0x4000000,16M)"), false;
+		if (base % PAGE_SIZE || size % PAGE_SIZE)
+			return refuse("ADDR and SIZE must be multiples of 4 KiB"), false;
+		if (base < PMM_LOW_LIMIT || base + size < base || base + size > max_phys)
+			return refuse("the range is not within RAM above 1 MiB"), false;
+		if (!region_of(bi, base, base + size))
+			return refuse("the range is not inside one available memory map entry"), false;
+		for (unsigned i = 0; i < nres; i++)
+			if (reserved[i].start < base + size && base < reserved[i].end)
+				return refuse("the range overlaps the kernel, its boot information "
+					      "or a module"), false;
+		end = base + size;
+	}
+	window = (struct phys_range){ base, end };
+	*out = window;
+	return true;
+}
+
+/* ---- the previous boot ---- */
+
+static const uint8_t *build_id(uint32_t *len)
+{
+	/* ELF note: namesz, descsz, type, name (padded to 4), desc. */
+	const uint32_t *n = (const uint32_t *)__build_id_note;
+	uint32_t name = (n[0] + 3) & ~3u;
+
+	if (__build_id_note_end - __build_id_note < 12 ||
+	    12 + name + n[1] > (uint64_t)(__build_id_note_end - __build_id_note)) {
+		*len = 0;
+		return NULL;
+	}
+	*len = n[1] > PERSIST_BUILD_ID_MAX ? PERSIST_BUILD_ID_MAX : n[1];
+	return (const uint8_t *)__build_id_note + 12 + name;
+}
+
+struct prev {
+	uint64_t pages;			/* pass 1: pages the walk hands out */
+	bool dump;			/* pass 2: into the dump's snapshot */
+};
+
+static int count_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg)
+{
+	struct prev *p = ctx;
+
+	(void)cpu;
+	(void)pg;
+	p->pages++;
+	return 0;
+}
+
+static void report_cpu(void *ctx, const struct persist_cpu_result *cr)
+{
+	(void)ctx;
+	if (!cr->walked)
+		printk("persist: cpu=%u previous buffer refused: %s\n", cr->cpu, cr->why);
+	else if (cr->walk.refused)
+		printk("persist: cpu=%u previous buffer: %u page(s) refused (%llu events lost): %s\n",
+		       cr->cpu, cr->walk.refused, (unsigned long long)cr->walk.lost, cr->why);
+}
+
+/* Pass 2: each walked CPU's counters and clock, as the previous boot left them. */
+static void dump_cpu(void *ctx, const struct persist_cpu_result *cr)
+{
+	struct dump_stats ds;
+	struct dump_clock clk = cr->rec->clock;
+
+	(void)ctx;
+	memset(&ds, 0, sizeof(ds));
+	ds.cpu = cr->cpu;
+	ds.state = cr->st ? cr->st->state : DUMP_STATE_NONE;
+	if (cr->walked) {
+		ds.entries = cr->walk.events;
+		ds.in_buffer = cr->walk.events;
+		ds.overrun = cr->st->overrun;
+		ds.dropped = cr->st->dropped;
+		ds.lost = cr->walk.lost;
+		ds.written = cr->walk.events + cr->walk.lost;
+	} else {
+		ds.state = DUMP_STATE_NONE;	/* refused: no buffer to show */
+	}
+	dump_walk_cpu(cr->cpu, &ds, &clk);
+}
+
+static bool dump_text_sel(void) { return cmdline_list_has(persist_dump_sel, "text"); }
+static bool dump_bin_sel(void) { return cmdline_list_has(persist_dump_sel, "bin"); }
+
+static void dump_previous(const uint8_t *mem, const struct persist_expect *ex, uint64_t pages)
+{
+	const struct persist_header *h = (const struct persist_header *)mem;
+	struct persist_result res;
+	struct prev p = { 0, true };
+
+	if (cmdline_list_has(persist_dump_sel, "none") || (!dump_text_sel() && !dump_bin_sel()))
+		return;
+	if (!dump_walk_begin(h->nr_cpus, pages, h->tsc_hz, h->tsc_err_ppb)) {
+		printk("persist: previous boot's trace not printed: no memory for %llu pages "
+		       "of %u CPUs\n", (unsigned long long)pages, h->nr_cpus);
+		return;
+	}
+	persist_check(mem, ex, dump_walk_page, dump_cpu, &p, &res);
+	dump_walk_end();
+	printk("persist: previous boot's trace follows (persist.dump=%s persist.dump.last=%llu)\n",
+	       persist_dump_sel, (unsigned long long)persist_dump_last);
+	dump_walked(dump_text_sel(), dump_bin_sel(), persist_dump_last, NULL);
+	printk("persist: end of previous boot's trace\n");
+}
+
+/* Reads the window as the previous boot left it; returns its boot id or 0. */
+static uint64_t check_previous(void)
+{
+	const uint8_t *mem = (const uint8_t *)(uintptr_t)window.start;
+	const struct persist_header *h = (const struct persist_header *)mem;
+	struct persist_expect ex = { .base = window.start, .size = window.end - window.start };
+	struct persist_result res;
+	struct prev p = { 0, false };
+
+	ex.build_id = build_id(&ex.build_id_len);
+	persist_check(mem, &ex, count_page, report_cpu, &p, &res);
+	switch (res.verdict) {
+	case PERSIST_NONE:
+		printk("persist: no previous boot's buffer at 0x%llx\n",
+		       (unsigned long long)window.start);
+		return 0;
+	case PERSIST_REJECTED:
+		printk("persist: previous boot's buffer rejected: %s\n", res.why);
+		return h->boot_id;	/* unchecked: only to number this boot */
+	}
+	printk("persist: previous_boot=%llu cpus=%u events=%llu lost=%llu end=%s\n",
+	       (unsigned long long)res.boot_id, res.nr_cpus, (unsigned long long)res.events,
+	       (unsigned long long)res.lost, persist_end_names[res.end]);
+	printk("persist: previous boot: end_cpu=%u sealed=%s cpus_read=%u/%u pages_refused=%u\n",
+	       h->end_cpu, res.sealed ? "yes" : "no", res.cpus_ok, res.nr_cpus, res.pages_refused);
+	dump_previous(mem, &ex, p.pages);
+	return res.boot_id;
+}
+
+/* ---- this boot ---- */
+
+static void header_commit(void)
+{
+	hdr->crc = persist_header_crc(hdr);
+}
+
+/* A fresh header for nr_cpus CPUs of n pages over [window.start, + size). */
+static bool lay_out(uint64_t size, uint32_t nr_cpus, uint32_t n)
+{
+	uint32_t len;
+	const uint8_t *id = build_id(&len);
+
+	if (!persist_layout(&layout, window.start, size, nr_cpus, n))
+		return false;
+	hdr = (struct persist_header *)(uintptr_t)window.start;
+	memset(hdr, 0, layout.header_bytes);
+	hdr->magic = PERSIST_MAGIC;
+	hdr->version = PERSIST_VERSION;
+	if (id)
+		memcpy(hdr->build_id, id, len);
+	hdr->build_id_len = len;
+	hdr->nr_cpus = nr_cpus;
+	hdr->boot_id = boot_id;
+	hdr->base = layout.base;
+	hdr->size = layout.size;
+	hdr->nr_pages = n;
+	hdr->cpu_area_pages = (uint32_t)(layout.area_bytes / PERSIST_PAGE);
+	hdr->tsc_hz = tsc.hz;
+	hdr->tsc_err_ppb = tsc.err_ppb;
+	header_commit();
+	return true;
+}
+
+static void give_back(uint64_t from)
+{
+	if (from < window.end)
+		pmm_free(from, (window.end - from) / PAGE_SIZE);
+	window.end = from;
+}
+
+uint32_t persist_boot(uint32_t nr_cpus, uint32_t want)
+{
+	uint64_t prev, wsize = window.end - window.start;
+	uint32_t n;
+
+	if (window.end <= window.start)
+		return 0;
+	prev = check_previous();
+	boot_id = prev + 1;
+	n = persist_fit_pages(wsize, nr_cpus, want);
+	if (n < 2) {
+		printk("persist: %llu KiB at 0x%llx hold no ring for %u CPUs; buffers are not kept "
+		       "across a reset\n", (unsigned long long)(wsize >> 10),
+		       (unsigned long long)window.start, nr_cpus);
+		give_back(window.start);
+		return 0;
+	}
+	if (n < want)
+		printk("persist: trace.pages=%u does not fit %llu KiB for %u CPUs; using %u\n",
+		       want, (unsigned long long)(wsize >> 10), nr_cpus, n);
+	persist_layout(&layout, window.start, wsize, nr_cpus, n);
+	if (window_auto)	/* auto: keep what the layout takes, give the rest back */
+		give_back(window.start + layout.used);
+	lay_out(window.end - window.start, nr_cpus, n);
+	active = true;
+	printk("persist: this_boot=%llu range=0x%llx-0x%llx cpus=%u pages_per_cpu=%u\n",
+	       (unsigned long long)boot_id, (unsigned long long)window.start,
+	       (unsigned long long)window.end, nr_cpus, n);
+	return n;
+}
+
+uint32_t persist_relayout(uint32_t want)
+{
+	uint64_t size = window.end - window.start;
+	uint32_t n;
+
+	if (!active)
+		return 0;
+	n = persist_fit_pages(size, layout.nr_cpus, want);
+	if (n < want)
+		printk("persist: trace.pages=%u does not fit the range (%llu KiB) for %u CPUs; "
+		       "using %u\n", want, (unsigned long long)(size >> 10), layout.nr_cpus, n);
+	lay_out(size, layout.nr_cpus, n);
+	return n;
+}
+
+bool persist_active(void)
+{
+	return active;
+}
+
+bool persist_cpu_area(uint32_t c, uint32_t n, struct rb_cpu_buffer **cb, size_t *cb_size,
+		      void ***pages)
+{
+	uint8_t *area;
+	void **tab;
+
+	if (!active || c >= layout.nr_cpus || n != layout.nr_pages)
+		return false;
+	area = (uint8_t *)(uintptr_t)(layout.base + persist_cpu_off(&layout, c));
+	tab = (void **)(area + layout.table_off);
+	for (uint32_t i = 0; i <= n; i++)
+		tab[i] = area + layout.data_off + (uint64_t)i * PERSIST_PAGE;
+	*cb = (struct rb_cpu_buffer *)(area + layout.cb_off);
+	*cb_size = layout.table_off - layout.cb_off;
+	*pages = tab;
+	return true;
+}
+
+void persist_cpu_present(uint32_t c, bool present)
+{
+	if (!active || c >= layout.nr_cpus)
+		return;
+	hdr->cpu[c].present = present;
+	if (present)
+		dump_cpu_clock(c, &hdr->cpu[c].clock);
+	header_commit();
+}
+
+void persist_update(void)
+{
+	if (!active)
+		return;
+	hdr->tsc_hz = tsc.hz;
+	hdr->tsc_err_ppb = tsc.err_ppb;
+	for (uint32_t c = 0; c < layout.nr_cpus; c++)
+		if (hdr->cpu[c].present)
+			dump_cpu_clock(c, &hdr->cpu[c].clock);
+	header_commit();
+}
+
+void persist_quiesce(void)
+{
+	long long t0 = tsc_now_ns();
+
+	if (!active)
+		return;
+	for (uint32_t c = 0; c < cpu_count; c++) {
+		struct rb_cpu_buffer *cb = ring_buffer_cpu(&trace_rb, c);
+
+		while (__atomic_load_n(&cb->nest, __ATOMIC_ACQUIRE) & RB_NEST_WRITERS) {
+			if (t0 < 0 || tsc_now_ns() - t0 > QUIESCE_WAIT_NS) {
+				printk("persist: cpu=%u still has a writer inside its buffer; "
+				       "its tail page will be dropped\n", c);
+				break;
+			}
+			cpu_relax();
+		}
+	}
+}
+
+void persist_mark_end(uint32_t end)
+{
+	if (!active || end >= PERSIST_END_COUNT)
+		return;
+	hdr->end = end;
+	hdr->end_cpu = this_cpu()->cpu;
+	for (uint32_t c = 0; c < layout.nr_cpus; c++)
+		if (hdr->cpu[c].present)
+			persist_seal_cpu(&layout, (uint8_t *)(uintptr_t)(layout.base +
+					 persist_cpu_off(&layout, c)), &hdr->cpu[c]);
+	hdr->sealed = 1;
+	header_commit();
+	printk("persist: end=%s sealed this_boot=%llu\n", persist_end_names[end],
+	       (unsigned long long)boot_id);
+}
+
+void persist_status(void)
+{
+	if (!active) {
+		cprintf("persist: off (trace.persist=%s)\n", opt_persist);
+		return;
+	}
+	cprintf("persist: this_boot=%llu range=0x%llx-0x%llx cpus=%u pages_per_cpu=%u\n",
+		(unsigned long long)boot_id, (unsigned long long)window.start,
+		(unsigned long long)window.end, layout.nr_cpus, layout.nr_pages);
+}
