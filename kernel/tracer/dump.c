@@ -425,6 +425,8 @@ bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled)
 		ok = print_text(DUMP_ALL_CPUS, last, enabled) && ok;
 	if (bin)
 		ok = print_bin(DUMP_ALL_CPUS, enabled) && ok;
+	/* Printed once: a later `dump` must not show it again as "the last snapshot". */
+	have_snapshot = false;
 	return ok;
 }
 

@@ -79,6 +79,7 @@ int trace_mode;
 
 static struct rb_cpu_buffer *buffers[MAX_CPUS];
 static void *page_tables[MAX_CPUS];	/* each CPU's array of page pointers */
+static bool in_range[MAX_CPUS];		/* the buffer is in the persistent range */
 static bool recording;
 
 /* Reconfiguration's quiescent points (Q1..Q3 above). */
@@ -113,6 +114,7 @@ static bool alloc_cpu_persist(unsigned c, uint32_t n, int mode)
 		return false;
 	buffers[c] = cb;
 	page_tables[c] = pages;
+	in_range[c] = true;
 	persist_cpu_present(c, true);
 	return true;
 }
@@ -162,7 +164,8 @@ static void free_cpu(unsigned c, uint32_t n)
 	memset(data, RECONF_POISON, (size_t)(n + 1) * PAGE_SIZE);
 	memset(buffers[c], RECONF_POISON, ring_buffer_cpu_size(n));
 	memset(pages, RECONF_POISON, (n + 1) * sizeof(void *));
-	if (persist_active()) {	/* the range's: nothing to give back */
+	if (in_range[c]) {	/* the range's: nothing to give back */
+		in_range[c] = false;
 		persist_cpu_present(c, false);
 		buffers[c] = NULL;
 		page_tables[c] = NULL;

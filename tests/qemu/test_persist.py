@@ -158,6 +158,32 @@ def test_shell_reboot_the_next_boot_prints_the_trace(shell, uefi):
     assert THIS.search(second).group(1) == "2"
 
 
+STATUS_CPU = re.compile(r"^cpu=(\d+) entries=\d+ .* in_buffer=(\d+) ", re.M)
+
+
+def test_rebuilt_buffers_are_kept_too(shell):
+    """run=demo rebuilds the buffers (in the range) before it traces; what status
+    counts in them at the prompt is what the next boot reads, CPU by CPU."""
+    counted = {}
+
+    def reboot(s):
+        counted.update({int(c): int(n) for c, n in STATUS_CPU.findall(s.cmd("status"))})
+        s.send(b"reboot\r")
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto run=demo,shell demo.ms=50 dump=none persist.dump.last=0", 2,
+        r"persist: this_boot=2 ", how=reboot)
+    assert sorted(counted) == [0, 1] and all(counted.values()), counted
+    m = PREV.search(second)
+    assert m and int(m.group(3)) == sum(counted.values()), (m and m.group(0), counted)
+    events = previous_trace(second)
+    for cpu, n in counted.items():
+        mine = [f for c, name, f, _ in events if c == cpu]
+        assert len(mine) == n, (cpu, len(mine), n)
+        seqs = [int(f.split()[0].split("=")[1]) for c, name, f, _ in events
+                if c == cpu and name == "producer"]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), cpu
+
+
 @pytest.mark.parametrize("smp", [1, 3])
 def test_triple_fault_unsealed_trace_read_back(shell, smp):
     """A triple fault the kernel never reports: no end record, no seal; all marks there."""
