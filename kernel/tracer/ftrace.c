@@ -366,7 +366,8 @@ void ftrace_init(void)
 		dropped += n - FTRACE_SITES_MAX;
 		n = FTRACE_SITES_MAX;
 	}
-	/* A site that is not the NOP the build emits is never patched (J5). */
+	/* The build's NOPs become one NOP; a site that is then not it is never patched (J5). */
+	arch_ftrace_convert(sites, n);
 	for (unsigned i = 0; i < n; i++) {
 		if (arch_ftrace_site_is_nop(sites[i])) {
 			sites[i - bad] = sites[i];
