@@ -91,15 +91,18 @@ FONT_PACKAGE := console-setup-linux
 all: kernel
 kernel: $(BUILD)/kernel.elf
 
-# Function tracer call sites (docs/ftrace.md): GCC puts a 5-byte NOP at
-# the entry of every function (-mfentry -mnop-mcount) and lists its address
-# in __mcount_loc (-mrecord-mcount); kernel/tracer/ftrace.c patches them into
-# calls. FTRACE=0 builds a kernel without them (the benchmark's reference).
+# Function tracer call sites (docs/ftrace.md): GCC puts 5 bytes of NOPs at
+# the entry of every function and lists their address in
+# __patchable_function_entries (-fpatchable-function-entry=5: N=5, M=0); the boot
+# makes each the one 5-byte NOP and kernel/tracer/ftrace.c patches them into
+# calls. Not -pg: it gives every function a frame, leaves included (3
+# instructions a call). FTRACE=0 builds a kernel without them (the
+# benchmark's reference).
 # Code the tracer itself runs on is never traced, as Linux strips
 # CC_FLAGS_FTRACE: whole directories (trace/, kernel/tracer/) and the files
 # below; one function elsewhere says `notrace` (<baretrace/compiler.h>).
 FTRACE ?= 1
-FTRACE_FLAGS := $(if $(filter 1,$(FTRACE)),-pg -mfentry -mnop-mcount -mrecord-mcount)
+FTRACE_FLAGS := $(if $(filter 1,$(FTRACE)),-fpatchable-function-entry=5)
 NOTRACE_SRCS := trace/% kernel/tracer/% \
 	arch/x86/traps.c arch/x86/idt.c arch/x86/percpu.c arch/x86/uart.c arch/x86/vga.c \
 	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ftrace.c \

@@ -44,6 +44,7 @@
 #define REPORT_MAX	8	/* refused sites named per call; the rest counted */
 
 static const uint8_t insn_nop[FTRACE_SITE_LEN] = { FTRACE_SITE_NOP };
+static const uint8_t insn_build[FTRACE_SITE_LEN] = { FTRACE_SITE_BUILD };
 
 static struct {
 	uint64_t addr[BATCH];			/* live sites, ascending */
@@ -177,4 +178,25 @@ unsigned arch_ftrace_apply(const uint64_t *sites, unsigned n, uint64_t old_targe
 	if (refused > REPORT_MAX)
 		printk("ftrace: %u more sites refused\n", refused - REPORT_MAX);
 	return refused;
+}
+
+void arch_ftrace_convert(const uint64_t *sites, unsigned n)
+{
+	uint32_t m = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const void *code = (const void *)(uintptr_t)sites[i];
+
+		if (!text_contains(code, FTRACE_SITE_LEN) ||
+		    memcmp(code, insn_build, FTRACE_SITE_LEN))
+			continue;
+		live.addr[m] = sites[i];
+		memcpy(live.insn[m++], insn_nop, FTRACE_SITE_LEN);
+		if (m == BATCH) {
+			patch_live(m);
+			m = 0;
+		}
+	}
+	if (m)
+		patch_live(m);
 }

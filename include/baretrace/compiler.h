@@ -18,8 +18,8 @@
 #undef __always_inline	/* glibc's sys/cdefs.h has one too: same meaning */
 #define __always_inline	inline __attribute__((always_inline))
 #define __noinline	__attribute__((noinline))
-/* Never a function tracer site (-pg -mfentry): code the tracer runs on. */
-#define notrace		__attribute__((no_instrument_function))
+/* Never a function tracer site (-fpatchable-function-entry): code the tracer runs on. */
+#define notrace		__attribute__((no_instrument_function, patchable_function_entry(0, 0)))
 
 /* Stop the compiler moving memory accesses across this point. */
 #define barrier()	__asm__ __volatile__("" ::: "memory")

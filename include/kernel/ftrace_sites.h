@@ -3,9 +3,9 @@
  * (kernel/tracer/ftrace_sites.c): no x86 and no kernel service, so the
  * host tests run it unchanged.
  *
- * A site is the 5-byte NOP GCC puts at the entry of a function built with
- * -pg -mfentry -mnop-mcount; -mrecord-mcount lists each site's address in
- * the __mcount_loc section, in link order. ftrace_sites_prepare() turns
+ * A site is the 5 bytes of NOPs GCC puts at the entry of a function built
+ * with -fpatchable-function-entry=5, which lists each site's address in the
+ * __patchable_function_entries section, in link order. ftrace_sites_prepare() turns
  * that list into the table the tracer uses: ascending, no duplicates,
  * every address inside the kernel's code (a site outside it, e.g. in code
  * freed after boot, is dropped).

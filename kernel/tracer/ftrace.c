@@ -11,12 +11,13 @@
  * (this directory is built without sites) and call only what is not.
  * The setters are the contract of <kernel/ftrace.h>.
  *
- * Per CPU (struct ftrace_cpu; only the CPU itself and its own interrupts
- * touch it):
+ * Per CPU (struct ftrace_cpu, and ftrace_busy in the CPU's area; only the
+ * CPU itself and its own interrupts touch them):
  *
- *   busy     one bit per context level (the ring buffer's level_bit): a
- *            hook of that level is running. A hook finding its bit set
- *            returns at once (recursion guard: counted, nothing recorded).
+ *   busy     %gs:ftrace_busy, one bit per context level (the ring buffer's
+ *            level_bit): a hook of that level is running. A hook finding
+ *            its bit set returns at once (recursion guard: counted, nothing
+ *            recorded); so does the trampoline's fast path, through here.
  *   stack    FTRACE_LEVELS shadow stacks, one per context level, so that
  *            an IRQ taken in the middle of traced code pushes on its own:
  *
@@ -91,7 +92,6 @@ struct ftrace_stack {
 };
 
 struct ftrace_cpu {
-	uint32_t busy;			/* level bits of hooks running (recursion guard) */
 	uint32_t max_depth;		/* deepest any of its stacks went */
 	struct ftrace_stack *stack;	/* [FTRACE_LEVELS], or NULL: no graph on this CPU */
 	uint64_t overrun;		/* G4 */
@@ -109,7 +109,7 @@ static unsigned nsites;
 static uint8_t site_flags[FTRACE_SITES_MAX];
 static uint64_t batch[FTRACE_SITES_MAX];	/* sites handed to the patcher */
 
-static uint32_t mode;			/* enum ftrace_tracer, read by the hooks */
+uint32_t ftrace_mode;			/* enum ftrace_tracer, read by the hooks and the trampoline */
 static uint32_t graph_limit = FTRACE_STACK_FRAMES;	/* frames per level used */
 static uint32_t graph_fn_on;		/* ftrace.graph_function is not empty */
 static uint32_t lock;			/* serialises the setters */
@@ -189,19 +189,65 @@ notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
 {
 	struct ftrace_cpu *fc = &fcpu[percpu_read32(cpu)];
 	uint32_t bit = arch_trace_level_bit();
-	uint32_t m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+	uint32_t m = __atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED);
 
-	if (unlikely(fc->busy & bit)) {
+	if (unlikely(percpu_read32(ftrace_busy) & bit)) {
 		fc->recursion++;
 		return;
 	}
-	fc->busy |= bit;	/* one instruction: atomic against this CPU's interrupts */
+	percpu_or32(ftrace_busy, bit);
 	if (likely(m == FTRACE_FUNCTION))
 		trace_function((const void *)(uintptr_t)ip, (const void *)(uintptr_t)*slot);
 	else if (m == FTRACE_GRAPH)
 		graph_entry(fc, ip, slot);
-	fc->busy &= ~bit;
+	percpu_and32(ftrace_busy, ~bit);
 }
+
+/*
+ * The trampoline's fast path (`function`) after the level bit is taken,
+ * when rb_reserve() would go to rb_reserve_slow(): the same call with the
+ * same arguments, then the event as trace_function() fills it.
+ */
+void ftrace_function_slow(uint64_t ip, uint64_t parent, unsigned how, uint64_t w, uint64_t w0);
+
+notrace void ftrace_function_slow(uint64_t ip, uint64_t parent, unsigned how, uint64_t w,
+				  uint64_t w0)
+{
+	struct rb_cpu_buffer *cb = this_cpu_rb();
+	struct rb_reservation r = rb_reserve_slow(cb, sizeof(struct trace_ev_function), how, w, w0);
+	struct trace_ev_function *rec = r.data;
+
+	if (r.err)
+		return;
+	rec->hdr = trace_ent_word(TEV_function, TRACE_ENT_WORDS(function));
+	rec->ip = ip;
+	rec->parent_ip = parent;
+	ring_buffer_commit(cb);
+}
+
+/* The constants of arch/x86/ftrace_entry.asm's fast path, checked against C. */
+#define ASM_CHECK(c)	_Static_assert(c, "ftrace_entry.asm: " #c)
+ASM_CHECK(offsetof(struct percpu, trace.level_bit) == 0x1c);
+ASM_CHECK(offsetof(struct percpu, trace.ent_ctx) == 0x20);
+ASM_CHECK(offsetof(struct percpu, rb) == 0x28);
+ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x24);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, write) == 0x00);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_base) == 0x08);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_page) == 0x10);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, state) == 0x18);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x1c);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, cap) == 0x20);
+/* FN_REC 24, FN_WORD 5 << 27: a 20-byte payload is inline (4-byte word + 20) */
+ASM_CHECK(RB_INLINE_MAX >= 20 && RB_DELTA_BITS == 27);
+ASM_CHECK(RB_STATE_RECORDING == 2 && RB_SLOW_AFTER_XADD == 1 && RB_DELTA_LIMIT == 1u << 27);
+ASM_CHECK(RB_PAGE_HEADER_SIZE == 48 && offsetof(struct rb_page_header, entries) == 36);
+ASM_CHECK(sizeof(struct trace_ev_function) == 20);
+ASM_CHECK(offsetof(struct trace_ev_function, ip) == 4);
+ASM_CHECK(offsetof(struct trace_ev_function, parent_ip) == 12);
+ASM_CHECK(TEV_function == 12 && TRACE_ENT_WORDS(function) == 4);
+ASM_CHECK(sizeof(trace_event_keys[0]) == 4 && offsetof(struct static_key, enabled) == 0);
+ASM_CHECK(FTRACE_FUNCTION == 1 && FTRACE_SITE_LEN == 5);
+ASM_CHECK(!CONFIG_TRACE_RESERVE_CMPXCHG);	/* the fast path reserves with xadd */
 
 static void __noreturn lost_return(uint64_t rsp)
 {
@@ -232,12 +278,12 @@ notrace uint64_t ftrace_return(uint64_t rsp)
 	calltime = st->f[d].calltime;
 	barrier();				/* read the frame before giving it back */
 	st->depth = d;
-	if (likely(!(fc->busy & bit))) {
-		fc->busy |= bit;
+	if (likely(!(percpu_read32(ftrace_busy) & bit))) {
+		percpu_or32(ftrace_busy, bit);
 		now = arch_read_cycles();
 		trace_funcgraph_exit((const void *)(uintptr_t)func, now - calltime, d,
 				     (uint32_t)fc->overrun);
-		fc->busy &= ~bit;
+		percpu_and32(ftrace_busy, ~bit);
 	} else {
 		fc->recursion++;
 	}
@@ -320,7 +366,8 @@ void ftrace_init(void)
 		dropped += n - FTRACE_SITES_MAX;
 		n = FTRACE_SITES_MAX;
 	}
-	/* A site that is not the NOP the build emits is never patched (J5). */
+	/* The build's NOPs become one NOP; a site that is then not it is never patched (J5). */
+	arch_ftrace_convert(sites, n);
 	for (unsigned i = 0; i < n; i++) {
 		if (arch_ftrace_site_is_nop(sites[i])) {
 			sites[i - bad] = sites[i];
@@ -379,7 +426,7 @@ static bool context_ok(const char *what)
 /* Make every site hold what the tracer and filters say (under the lock). */
 static void update_sites(void)
 {
-	bool on = __atomic_load_n(&mode, __ATOMIC_RELAXED) != FTRACE_NOP;
+	bool on = __atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED) != FTRACE_NOP;
 	uint64_t target = (uint64_t)(uintptr_t)ftrace_caller;
 	unsigned k;
 
@@ -414,9 +461,9 @@ int ftrace_set_tracer(enum ftrace_tracer t)
 	if (t >= FTRACE_TRACERS || !context_ok("a tracer change") || !lock_take())
 		return -1;
 	if (t != FTRACE_NOP)
-		__atomic_store_n(&mode, t, __ATOMIC_RELEASE);	/* before the sites call */
+		__atomic_store_n(&ftrace_mode, t, __ATOMIC_RELEASE);	/* before the sites call */
 	else
-		__atomic_store_n(&mode, FTRACE_NOP, __ATOMIC_RELEASE);
+		__atomic_store_n(&ftrace_mode, FTRACE_NOP, __ATOMIC_RELEASE);
 	update_sites();		/* off: the sites are NOPs before this returns */
 	lock_give();
 	return 0;
@@ -424,7 +471,7 @@ int ftrace_set_tracer(enum ftrace_tracer t)
 
 enum ftrace_tracer ftrace_tracer(void)
 {
-	return (enum ftrace_tracer)__atomic_load_n(&mode, __ATOMIC_RELAXED);
+	return (enum ftrace_tracer)__atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED);
 }
 
 const char *ftrace_tracer_name(enum ftrace_tracer t)

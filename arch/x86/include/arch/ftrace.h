@@ -2,9 +2,11 @@
  * Function tracer sites on x86-64: the instruction forms and the live
  * patcher (arch/x86/ftrace.c), and the trampolines (arch/x86/ftrace_entry.asm).
  *
- * A site is the 5 bytes at a traced function's entry: the NOP GCC emits
- * (-mnop-mcount: 0f 1f 44 00 00, the same NOP as a disabled static key)
- * or `call rel32` (e8) to a trampoline.
+ * A site is the 5 bytes at a traced function's entry: as GCC emits it
+ * (-fpatchable-function-entry=5: five 1-byte NOPs, 90 x 5), until the boot
+ * makes it the one 5-byte NOP (0f 1f 44 00 00, the same NOP as a disabled
+ * static key: one instruction, not five); then that NOP or `call rel32`
+ * (e8) to a trampoline.
  */
 #ifndef ARCH_FTRACE_H
 #define ARCH_FTRACE_H
@@ -14,6 +16,7 @@
 
 #define FTRACE_SITE_LEN		5
 #define FTRACE_SITE_NOP		0x0f, 0x1f, 0x44, 0x00, 0x00
+#define FTRACE_SITE_BUILD	0x90, 0x90, 0x90, 0x90, 0x90	/* as GCC emits it */
 #define FTRACE_OP_CALL32	0xe8
 
 struct trap_frame;
@@ -37,6 +40,14 @@ unsigned arch_ftrace_apply(const uint64_t *sites, unsigned n, uint64_t old_targe
 
 /* Does site hold exactly the NOP? (Boot check of every site.) */
 bool arch_ftrace_site_is_nop(uint64_t site);
+
+/*
+ * Make sites[0..n) (ascending) that hold the build's form the NOP, with the
+ * same sequence as arch_ftrace_apply() (a CPU meeting the int3 goes on past
+ * the site: what either form does). Sites in another form are left as they
+ * are, unreported: the boot check then names them. Same context rules.
+ */
+void arch_ftrace_convert(const uint64_t *sites, unsigned n);
 
 /*
  * The breakpoint handler's share: true (and f resumed past the site) if

@@ -58,6 +58,7 @@ struct percpu {
 	uint32_t acpi_uid;		/* ACPI processor UID */
 	volatile uint32_t online;	/* set by the CPU itself once running */
 	struct trace_ctx trace;		/* tracing context, set by trap_dispatch */
+	uint32_t ftrace_busy;		/* level bits of function-tracer hooks running */
 	struct rb_cpu_buffer *rb;	/* this CPU's trace buffer (placeholder if none) */
 	const char *volatile trace_stop_why; /* integrity stop seen in NMI, to print */
 	uint32_t irq_depth;		/* interrupts being handled (nesting) */
@@ -106,6 +107,19 @@ _Static_assert(__builtin_offsetof(struct percpu, self) == 0, "self must be at %g
 })
 #define percpu_read32(field)	percpu_read_sized(field, uint32_t, 4)
 #define percpu_read_ptr(field)	percpu_read_sized(field, __typeof__(((struct percpu *)0)->field), 8)
+
+/*
+ * The calling CPU's 32-bit field |= v, &= v: one instruction, so atomic
+ * against this CPU's own interrupts (no other CPU writes its fields).
+ */
+#define percpu_op32(op, field, v) do {						\
+	_Static_assert(sizeof(((struct percpu *)0)->field) == 4,		\
+		       "percpu: " #field " is not 4 bytes");			\
+	__asm__ __volatile__(op "l %0, %%gs:%c1" : : "ri"((uint32_t)(v)),	\
+			     "i"(__builtin_offsetof(struct percpu, field)) : "memory"); \
+} while (0)
+#define percpu_or32(field, v)	percpu_op32("or", field, v)
+#define percpu_and32(field, v)	percpu_op32("and", field, v)
 
 static inline struct percpu *this_cpu(void)
 {
