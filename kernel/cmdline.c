@@ -21,19 +21,20 @@ static const struct cmdline_opt *find(const char *key)
 	return NULL;
 }
 
-/* Parse an unsigned decimal or 0x-hex number; false if not exactly that. */
-static bool parse_u64(const char *s, uint64_t *out)
+/* Parse s[0 .. len) as an unsigned decimal or 0x-hex number; false if not exactly that. */
+static bool parse_u64n(const char *s, size_t len, uint64_t *out)
 {
+	const char *end = s + len;
 	uint64_t v = 0;
 	unsigned base = 10;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		s += 2;
 	}
-	if (!*s)
+	if (s == end)
 		return false;
-	for (; *s; s++) {
+	for (; s < end; s++) {
 		unsigned d;
 		if (*s >= '0' && *s <= '9')
 			d = *s - '0';
@@ -48,6 +49,26 @@ static bool parse_u64(const char *s, uint64_t *out)
 		v = v * base + d;
 	}
 	*out = v;
+	return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	return parse_u64n(s, strlen(s), out);
+}
+
+bool cmdline_parse_size(const char *s, size_t len, uint64_t *out)
+{
+	unsigned shift = 0;
+	uint64_t v;
+
+	if (len && (s[len - 1] == 'K' || s[len - 1] == 'M' || s[len - 1] == 'G')) {
+		shift = s[len - 1] == 'K' ? 10 : s[len - 1] == 'M' ? 20 : 30;
+		len--;
+	}
+	if (!parse_u64n(s, len, &v) || v > UINT64_MAX >> shift)
+		return false;
+	*out = v << shift;
 	return true;
 }
 

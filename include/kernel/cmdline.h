@@ -42,6 +42,13 @@ struct cmdline_opt {
  */
 int cmdline_parse(const char *line, void (*report)(const char *msg));
 
+/*
+ * s[0 .. len) as a size: decimal or 0x hex, optionally followed by K, M or
+ * G (binary units), as an option's own parser needs it (trace.persist=);
+ * false if not exactly that or it overflows.
+ */
+bool cmdline_parse_size(const char *s, size_t len, uint64_t *out);
+
 /* Does item appear in the comma-separated list? */
 bool cmdline_list_has(const char *list, const char *item);
 

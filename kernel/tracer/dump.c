@@ -196,14 +196,15 @@ bool dump_walk_begin(uint32_t nr_cpus, uint64_t max_pages, uint64_t tsc_hz, uint
  */
 int dump_walk_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg)
 {
-	struct snap_cpu *s = &snap[cpu];
 	struct rb_page_header *h;
+	struct snap_cpu *s;
 	uint64_t i = walk_slot;
 	uint8_t *copy;
 
 	(void)ctx;
 	if (cpu >= snap_ncpus || i >= pool_pages)
 		return 1;
+	s = &snap[cpu];
 	if (s->npages == 0)
 		s->first = i;
 	else if (s->first + s->npages != i)
@@ -224,10 +225,11 @@ int dump_walk_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg)
 
 void dump_walk_cpu(uint32_t cpu, const struct dump_stats *st, const struct dump_clock *clk)
 {
-	struct snap_cpu *s = &snap[cpu];
+	struct snap_cpu *s;
 
 	if (cpu >= snap_ncpus)
 		return;
+	s = &snap[cpu];
 	s->stats = *st;
 	s->stats.cpu = cpu;
 	s->clock = *clk;

@@ -62,46 +62,6 @@ static uint64_t boot_id;
 
 /* ---- trace.persist= ---- */
 
-static const char *parse_size(const char *s, uint64_t *out)
-{
-	uint64_t v = 0, base = 10;
-	const char *p = s;
-
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		base = 16;
-		p += 2;
-	}
-	if (!*p || *p == ',')
-		return NULL;
-	for (; *p && *p != ','; p++) {
-		uint64_t d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (uint64_t)(*p - '0');
-		else if (base == 16 && *p >= 'a' && *p <= 'f')
-			d = (uint64_t)(*p - 'a' + 10);
-		else if (base == 16 && *p >= 'A' && *p <= 'F')
-			d = (uint64_t)(*p - 'A' + 10);
-		else
-			break;
-		if (v > (UINT64_MAX - d) / base)
-			return NULL;
-		v = v * base + d;
-	}
-	if (*p == 'K' || *p == 'M' || *p == 'G') {
-		unsigned sh = *p == 'K' ? 10 : *p == 'M' ? 20 : 30;
-
-		if (v > UINT64_MAX >> sh)
-			return NULL;
-		v <<= sh;
-		p++;
-	}
-	if (*p && *p != ',')
-		return NULL;
-	*out = v;
-	return p;
-}
-
 static void refuse(const char *why)
 {
 	printk("persist: trace.persist=%s refused: %s; buffers are not kept across a reset\n",
@@ -156,9 +116,10 @@ bool persist_reserve(const struct boot_info *bi, const struct phys_range *reserv
 			end = ALIGN_DOWN(reserved[i].start, PAGE_SIZE);
 		}
 	} else {
-		const char *p = parse_size(opt_persist, &base);
+		const char *comma = strchr(opt_persist, ',');
 
-		if (!p || *p != ',' || !parse_size(p + 1, &size) || size == 0)
+		if (!comma || !cmdline_parse_size(opt_persist, (size_t)(comma - opt_persist), &base) ||
+		    !cmdline_parse_size(comma + 1, strlen(comma + 1), &size) || size == 0)
 			return refuse("expected off, auto or ADDR,SIZE (e.g. 0x4000000,16M)"), false;
 		if (base % PAGE_SIZE || size % PAGE_SIZE)
 			return refuse("ADDR and SIZE must be multiples of 4 KiB"), false;
@@ -228,16 +189,15 @@ static void dump_cpu(void *ctx, const struct persist_cpu_result *cr)
 	(void)ctx;
 	memset(&ds, 0, sizeof(ds));
 	ds.cpu = cr->cpu;
-	ds.state = cr->st ? cr->st->state : DUMP_STATE_NONE;
+	ds.state = DUMP_STATE_NONE;	/* refused: no buffer to show */
 	if (cr->walked) {
+		ds.state = cr->st->state;
 		ds.entries = cr->walk.events;
 		ds.in_buffer = cr->walk.events;
 		ds.overrun = cr->st->overrun;
 		ds.dropped = cr->st->dropped;
 		ds.lost = cr->walk.lost;
 		ds.written = cr->walk.events + cr->walk.lost;
-	} else {
-		ds.state = DUMP_STATE_NONE;	/* refused: no buffer to show */
 	}
 	dump_walk_cpu(cr->cpu, &ds, &clk);
 }

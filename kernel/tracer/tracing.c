@@ -96,14 +96,19 @@ static uint64_t pages_per_cpu(uint32_t n)
 	       ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE;
 }
 
+static struct rb_cpu_config cpu_config(unsigned c, uint32_t n, int mode)
+{
+	return (struct rb_cpu_config){
+		.cpu = c, .nr_pages = n, .page_size = RB_PAGE_SIZE_DEFAULT,
+		.mode = (uint32_t)mode, .start_off = !recording,
+		.base_adjust = smp_tsc_ahead_min(c),	/* built here, written there */
+	};
+}
+
 /* CPU c's buffer in the persistent range (trace.persist=), as alloc_cpu() below. */
 static bool alloc_cpu_persist(unsigned c, uint32_t n, int mode)
 {
-	struct rb_cpu_config cfg = {
-		.cpu = c, .nr_pages = n, .page_size = RB_PAGE_SIZE_DEFAULT,
-		.mode = (uint32_t)mode, .start_off = !recording,
-		.base_adjust = smp_tsc_ahead_min(c),
-	};
+	struct rb_cpu_config cfg = cpu_config(c, n, mode);
 	struct rb_cpu_buffer *cb;
 	size_t cb_size;
 	void **pages;
@@ -125,11 +130,7 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
 	uint64_t tab = ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE;
 	uint64_t cb_phys = pmm_alloc(meta, 1), tab_phys = pmm_alloc(tab, 1);
 	uint64_t data_phys = pmm_alloc(n + 1, 1);
-	struct rb_cpu_config cfg = {
-		.cpu = c, .nr_pages = n, .page_size = RB_PAGE_SIZE_DEFAULT,
-		.mode = (uint32_t)mode, .start_off = !recording,
-		.base_adjust = smp_tsc_ahead_min(c),	/* built here, written there */
-	};
+	struct rb_cpu_config cfg = cpu_config(c, n, mode);
 	void **pages;
 
 	if (!cb_phys || !tab_phys || !data_phys) {

@@ -472,6 +472,32 @@ static void test_list_has(void **state)
 	assert_true(cmdline_list_has("x,,y", "y"));
 }
 
+/* Sizes for options that parse their own value (trace.persist=ADDR,SIZE). */
+static void test_parse_size(void **state)
+{
+	uint64_t v = 7;
+
+	(void)state;
+	assert_true(cmdline_parse_size("0x4000000,16M", 9, &v));
+	assert_int_equal(v, 0x4000000);
+	assert_true(cmdline_parse_size("16M", 3, &v));
+	assert_int_equal(v, 16ull << 20);
+	assert_true(cmdline_parse_size("256K", 4, &v));
+	assert_int_equal(v, 256ull << 10);
+	assert_true(cmdline_parse_size("2G", 2, &v));
+	assert_int_equal(v, 2ull << 30);
+	assert_true(cmdline_parse_size("4096", 4, &v));
+	assert_int_equal(v, 4096);
+	v = 7;
+	assert_false(cmdline_parse_size("", 0, &v));
+	assert_false(cmdline_parse_size("M", 1, &v));
+	assert_false(cmdline_parse_size("0x", 2, &v));
+	assert_false(cmdline_parse_size("12T", 3, &v));
+	assert_false(cmdline_parse_size("1a", 2, &v));
+	assert_false(cmdline_parse_size("0x400000000000G", 15, &v));	/* overflows */
+	assert_int_equal(v, 7);		/* untouched on failure */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +513,7 @@ int main(void)
 		cmocka_unit_test_setup(test_whitespace, reset),
 		cmocka_unit_test_setup(test_many_problems, reset),
 		cmocka_unit_test_setup(test_list_has, reset),
+		cmocka_unit_test(test_parse_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
