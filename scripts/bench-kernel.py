@@ -8,15 +8,19 @@ where they are the emulator's speed. In each it runs `bench all` and
 build/bench/kernel-results.txt (machine, date, commit, every `bench:` line) and,
 with gnuplot, build/bench/kernel-latency.png (the per-event latency histogram
 of each variant) and build/bench/kernel-interval.png (cycles per entry against
-write_interval).
+write_interval). Last, the boot cost of the function tracer's sites: the kernel
+with sites and the FTRACE=0 kernel booted to their end (`run=` nothing, `exit`),
+once under icount (exact) and BOOT_TCG_RUNS times under TCG (medians).
 """
 import datetime
 import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +29,8 @@ from qemu_shell import NoPrompt, Shell  # noqa: E402  (the QEMU tests' shell dri
 
 OUT = ROOT / "build" / "bench"
 INTERVALS = [1, 10, 100, 1000, 10000]
+BOOT_TCG_RUNS = 5
+STAMP = re.compile(r"^\[\s*(\d+)\.(\d{6})\] (.*)$")
 
 
 def run(mode, cmds=None, kernel=None):
@@ -48,6 +54,46 @@ def run(mode, cmds=None, kernel=None):
                  + e.output[-2000:].decode("utf-8", "replace"))
     sh.send(b"poweroff\r")
     sh.close(60)
+    return out
+
+
+def boot_once(kernel, icount):
+    """One boot to `exit` at -smp 2: (ftrace_init_us, to_run_us, host_s).
+    ftrace_init_us: from the `text:` line to the `ftrace:` line (the sites
+    checked and made NOPs); to_run_us: the kernel's clock at `run: done`
+    (it starts at calibration's end, so this is the boot from there); host_s:
+    QEMU's whole run, launch to exit."""
+    args = [str(ROOT / "run-qemu.sh"), "--smp", "2", "--timeout", "300", "--kernel", kernel,
+            "--cmdline", "exit"] + (["--icount"] if icount else [])
+    t0 = time.monotonic()
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+    host_s = time.monotonic() - t0
+    stamps = {}
+    for l in p.stdout.decode("utf-8", "replace").replace("\r", "").splitlines():
+        m = STAMP.match(l)
+        if m:
+            for key in ("text:", "ftrace:", "run: done"):
+                if m.group(3).startswith(key):
+                    stamps.setdefault(key, int(m.group(1)) * 1000000 + int(m.group(2)))
+    if p.returncode or len(stamps) != 3:
+        sys.exit(f"bench-kernel: boot of {kernel} failed (status {p.returncode}): "
+                 f"lines seen {sorted(stamps)}")
+    return stamps["ftrace:"] - stamps["text:"], stamps["run: done"], host_s
+
+
+def boot_cost():
+    """The sites' boot cost: lines for the results file."""
+    out = []
+    for name, kernel in (("sites", "build/kernel.elf"), ("nosites", "build/nosites/kernel.elf")):
+        print(f"bench-kernel: boot cost ({name}): 1 icount boot, {BOOT_TCG_RUNS} TCG boots",
+              flush=True)
+        init, run_us, host = boot_once(kernel, True)
+        out.append(f"bench boot: kernel={name} mode=icount ftrace_init_us={init} "
+                   f"run_done_us={run_us} host_s={host:.2f}")
+        tcg = [boot_once(kernel, False) for _ in range(BOOT_TCG_RUNS)]
+        med = [statistics.median(c) for c in zip(*tcg)]
+        out.append(f"bench boot: kernel={name} mode=tcg runs={BOOT_TCG_RUNS} "
+                   f"ftrace_init_us={med[0]:.0f} run_done_us={med[1]:.0f} host_s={med[2]:.2f}")
     return out
 
 
@@ -75,6 +121,7 @@ def main():
     if subprocess.run(["make", "-s", "kernel", "BUILD=build/nosites", "FTRACE=0"], cwd=ROOT).returncode:
         sys.exit("bench-kernel: the FTRACE=0 kernel does not build")
     results["icount-nosites"] = run("icount", ["ftrace bench"], "build/nosites/kernel.elf")
+    boot = boot_cost()
     lines = [f"# baretrace kernel benchmarks", f"date: {datetime.datetime.now().isoformat()}",
              f"commit: {commit}", f"machine: {cpu}, {os.cpu_count()} cores, {platform.platform()}",
              f"qemu: {subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}",
@@ -83,8 +130,10 @@ def main():
         lines.append(f"## {m}")
         lines += [f"{m} {l}" for l in out.splitlines() if l.startswith(("bench:", "bench ring:", "bench event:"))]
         lines.append("")
+    lines += ["## boot (the function tracer's sites: with them and FTRACE=0)"] + boot + [""]
     (OUT / "kernel-results.txt").write_text("\n".join(lines) + "\n")
     print(f"bench-kernel: wrote {OUT / 'kernel-results.txt'}")
+    print("\n".join(boot))
 
     # Table: one row per ring variant, icount instructions and TCG ns.
     table = {}
