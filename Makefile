@@ -318,8 +318,13 @@ fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/log
 
+# QEMU_TEST_JOBS pytest-xdist workers, a test file each at a time (loadfile:
+# a file's fixtures build once); tests/qemu/boot_lock.py decides which boots
+# may run at the same time (icount and one-CPU TCG boots without ktests share
+# the machine, the others have it to themselves). QEMU_TEST_JOBS=1: serial.
+QEMU_TEST_JOBS ?= 2
 test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode deps-qemu10
-	$(PYTHON) -m pytest -q --durations=25 tests/qemu $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q --durations=25 $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu $(PYTEST_ARGS)
 
 test: deps deps-qemu10
 	@$(MAKE) kernel

@@ -10,6 +10,7 @@ if [ "${1:-}" = "--only" ]; then
 else
 	pkgs=(gcc make binutils nasm qemu-system-x86 ovmf grub-common grub-pc-bin
 	      grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
+	      python3-pytest-xdist	# make test-qemu's parallel workers
 	      console-setup-linux	# console-setup-linux: the framebuffer console's font
 	      clang libclang-rt-14-dev babeltrace2	# make fuzz (libFuzzer); CTF output test
 	      trace-cmd		# the trace.dat output test (trace-cmd report)

@@ -29,10 +29,10 @@ $grub_cmds
 }
 CFG
 mkdir -p "$(dirname "$out")"
-if ! grub-mkrescue -o "$out.tmp" "$stage" >"$log" 2>&1; then
+if ! grub-mkrescue -o "$out.tmp.$$" "$stage" >"$log" 2>&1; then
 	cat "$log" >&2
 	echo "mkiso: grub-mkrescue failed (needs grub-pc-bin, grub-efi-amd64-bin, xorriso, mtools)" >&2
-	rm -f "$out.tmp"
+	rm -f "$out.tmp.$$"
 	exit 1
 fi
-mv "$out.tmp" "$out"
+mv "$out.tmp.$$" "$out"

@@ -2,6 +2,7 @@
 
 Every run has a timeout; under TCG nothing here depends on wall-clock speed.
 """
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import boot_lock
 from qemu_shell import Shell
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,8 +83,14 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
     args += list(opts)
     if extra:
         args += ["--", *extra]
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL, timeout=timeout + 60, cwd=ROOT)
+    lock = boot_lock.acquire(args)      # before the timeouts start
+    try:
+        p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=timeout + 60, cwd=ROOT,
+                           pass_fds=() if lock is None else (lock,))
+    finally:
+        if lock is not None:
+            os.close(lock)
     out = p.stdout.decode("utf-8", "replace").replace("\r", "")
     lines = [PREFIX.sub("", l) for l in out.split("\n")]
     return Run(p.returncode, out, lines)

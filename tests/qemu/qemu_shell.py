@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+import boot_lock
+
 ROOT = Path(__file__).resolve().parents[2]
 PROMPT = b"baretrace> "
 
@@ -45,8 +47,11 @@ class Shell:
                  prompt=True):
         args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
                 "--cmdline", cmdline, *opts]
+        lock = boot_lock.acquire(args)      # before boot_timeout starts
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+                                  stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+                                  pass_fds=() if lock is None else (lock,))
+        boot_lock.started(lock, self.p)
         self.buf = b""
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import boot_lock
 from conftest import PREFIX, ROOT, Run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -120,8 +121,11 @@ class LiveQemu:
         args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--cmdline", cmdline,
                 *(["--uefi"] if uefi else []), *opts,
                 "--", "-monitor", f"unix:{self.sock_path},server,nowait", *extra]
+        lock = boot_lock.acquire(args)
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, cwd=ROOT)
+                                     stdin=subprocess.DEVNULL, cwd=ROOT,
+                                     pass_fds=() if lock is None else (lock,))
+        boot_lock.started(lock, self.proc)
         self.buf = bytearray()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

@@ -1,0 +1,73 @@
+"""Which QEMU boots may run at the same time, when the tests run in parallel.
+
+`make test-qemu` runs the tests in two pytest-xdist workers (QEMU_TEST_JOBS),
+on machines with two cores. Two boots may share the machine only if neither
+can be hurt by the other:
+
+- an icount boot runs on one host thread and its guest time does not depend
+  on the host at all (FACTS.md): it can share;
+- a plain-TCG boot with one CPU and no in-kernel tests uses one host thread
+  and asserts nothing about time: it can share;
+- every other plain-TCG boot needs the machine to itself: with several vCPUs
+  (MTTCG: one host thread each) the bring-up's skew measurement and the
+  cross-CPU tests want the cores, and the in-kernel tests compare the TSC
+  against the PIT and PM timer over windows that a descheduled vCPU thread
+  stretches (seen in CI: tsc_matches_other_reference failed when two boots
+  ran at once by hand).
+
+So a shared boot takes a shared lock and an exclusive boot an exclusive one,
+on build/qemu-tests.lock, through a turnstile (build/qemu-tests.gate) so that
+a waiting exclusive boot is not starved by a stream of shared ones: every
+boot passes the gate, and an exclusive one keeps the gate until it holds the
+lock. The lock's descriptor is handed to run-qemu.sh (pass_fds), so it is
+held exactly as long as the QEMU process tree lives, however the test ends.
+Waiting happens before the boot's own timeouts start.
+
+Within one worker a test may hold a live QEMU while it boots another (a shell
+session and a one-shot run): the second boot then takes no lock of its own
+(it would wait for itself), and counts as part of the first.
+"""
+import fcntl
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCK = ROOT / "build" / "qemu-tests.lock"
+GATE = ROOT / "build" / "qemu-tests.gate"
+
+_live = []      # this process's running QEMUs that hold the lock (Popen objects)
+
+
+def exclusive(args):
+    """Whether a run-qemu.sh argument list needs the machine to itself."""
+    if "--icount" in args:
+        return False
+    smp = args[args.index("--smp") + 1] if "--smp" in args else "1"
+    cmdline = args[args.index("--cmdline") + 1] if "--cmdline" in args else ""
+    return smp.split(",")[0] != "1" or "ktest" in cmdline
+
+
+def acquire(args):
+    """Take the lock a boot with these run-qemu.sh arguments needs; the
+    descriptor to pass to it (pass_fds), or None when this process already
+    holds one for a live QEMU."""
+    _live[:] = [p for p in _live if p.poll() is None]
+    if _live:
+        return None
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    ex = exclusive(args)
+    gate = os.open(GATE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX if ex else fcntl.LOCK_SH)
+    finally:
+        os.close(gate)          # releases the gate
+    return fd
+
+
+def started(fd, proc):
+    """The QEMU holding fd is running: the child keeps the lock, not us."""
+    if fd is not None:
+        _live.append(proc)
+        os.close(fd)

@@ -1,0 +1,91 @@
+"""boot_lock: which boots share the machine when the QEMU tests run in
+parallel. No QEMU here: `sleep` children stand in for run-qemu.sh, holding
+the lock's descriptor as it would. Bugs caught: a classification that lets a
+multi-CPU or ktest TCG boot share (flaky timing tests under load), a lock
+that is not held by the child (released while QEMU still runs), an
+exclusive boot starved by shared ones (no turnstile), a worker waiting for
+its own live QEMU."""
+import fcntl
+import os
+import subprocess
+import threading
+import time
+
+import boot_lock
+
+
+def args(cmdline="exit", smp="1", icount=False):
+    return ["run-qemu.sh", "--timeout", "9", "--smp", smp, "--cmdline", cmdline] + \
+        (["--icount"] if icount else [])
+
+
+def test_classification():
+    assert not boot_lock.exclusive(args(icount=True, smp="8", cmdline="run=ktest exit"))
+    assert not boot_lock.exclusive(args(cmdline="run=demo exit"))
+    assert boot_lock.exclusive(args(smp="2"))
+    assert boot_lock.exclusive(args(smp="4,maxcpus=8"))
+    assert boot_lock.exclusive(args(cmdline="run=ktest ktest=pmm_alloc_free exit"))
+    assert not boot_lock.exclusive(["run-qemu.sh", "--cmdline", "exit"])    # -smp 1 default
+
+
+def held(fd, seconds):
+    """A child holding fd for seconds, as run-qemu.sh would."""
+    p = subprocess.Popen(["sleep", str(seconds)], pass_fds=(fd,))
+    boot_lock.started(fd, p)
+    return p
+
+
+def can_take(mode):
+    """Whether another process could take the lock in mode right now."""
+    code = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR)\n"
+            "try:\n    fcntl.flock(fd, int(sys.argv[2]) | fcntl.LOCK_NB)\n"
+            "except BlockingIOError:\n    sys.exit(1)\n")
+    return subprocess.run(["/usr/bin/python3", "-c", code, str(boot_lock.LOCK),
+                           str(mode)]).returncode == 0
+
+
+def test_the_child_holds_the_lock_and_reentry_takes_none(monkeypatch, tmp_path):
+    monkeypatch.setattr(boot_lock, "LOCK", tmp_path / "lock")
+    monkeypatch.setattr(boot_lock, "GATE", tmp_path / "gate")
+    monkeypatch.setattr(boot_lock, "_live", [])
+    fd = boot_lock.acquire(args(icount=True))
+    p = held(fd, 2)                 # our own descriptor is closed now
+    assert can_take(fcntl.LOCK_SH) and not can_take(fcntl.LOCK_EX)
+    # A second boot from this process while the first lives takes no lock
+    # (an exclusive one would otherwise wait for its own shared holder).
+    assert boot_lock.acquire(args(smp="3")) is None
+    p.wait()
+    assert can_take(fcntl.LOCK_EX)  # released with the child
+    fd = boot_lock.acquire(args(smp="3"))
+    p = held(fd, 1)
+    assert not can_take(fcntl.LOCK_SH)
+    p.wait()
+
+
+def test_an_exclusive_boot_is_not_starved(monkeypatch, tmp_path):
+    """Shared holders come and go; an exclusive boot that waits blocks new
+    shared ones at the gate and gets the lock when the current ones end."""
+    monkeypatch.setattr(boot_lock, "LOCK", tmp_path / "lock")
+    monkeypatch.setattr(boot_lock, "GATE", tmp_path / "gate")
+    monkeypatch.setattr(boot_lock, "_live", [])
+    first = held(boot_lock.acquire(args(icount=True)), 1.5)
+    boot_lock._live.clear()         # act as another worker from here on
+    got = {}
+
+    def exclusive_boot():
+        got["ex"] = time.monotonic()
+        fd = boot_lock.acquire(args(smp="2"))
+        got["ex"] = time.monotonic()
+        os.close(fd)
+
+    t = threading.Thread(target=exclusive_boot)
+    t.start()
+    time.sleep(0.3)                 # the exclusive one now waits at the lock, holding the gate
+    start = time.monotonic()
+    fd = boot_lock.acquire(args(icount=True))   # a new shared boot: must wait its turn
+    after = time.monotonic()
+    os.close(fd)
+    t.join()
+    first.wait()
+    assert got["ex"] <= after, "the shared boot went ahead of the waiting exclusive one"
+    assert after - start >= 0.8, "the shared boot did not wait at the gate"
