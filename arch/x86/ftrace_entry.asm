@@ -119,7 +119,7 @@ ftrace_caller:
 	jne .slow_d
 	lea edx, [rcx + FN_REC]			; the record's end, zero-extended
 	cmp edx, [r11 + CB_CAP]
-	ja .slow_d				; past the page: the slow path closes it
+	ja .slow_cap				; past the page: the slow path closes it
 %define REC (r10 + rdx + PAGE_HEADER - FN_REC)	; the record: page + header + offset
 	or eax, FN_WORD
 	mov [REC], eax				; /E/ record word: kind, delta
@@ -151,6 +151,8 @@ ftrace_caller:
 	xor r10d, r10d
 	xor r11d, r11d
 	jmp .slow
+.slow_cap:					; w was w0 (/D/ held); rdx is the end now
+	mov rdx, rcx
 .slow_d:					; ... (cb, len, AFTER_XADD, w, w0)
 	mov r10, rcx
 	mov rcx, rdx
