@@ -24,6 +24,7 @@ def test_ftrace_ktests(qemu, smp):
     assert f["stale"] == "0" and f["overrun"] == "0"
     g = r.fields(r"^ktest: ftrace_graph_irq_nmi ")
     assert g["events"] == g["expected"] and int(g["irqs"]) > 0 and int(g["nmis"]) > 0
+    assert g["wrong_stack"] == "0", g
 
 
 def test_ftrace_ktests_icount(qemu):
