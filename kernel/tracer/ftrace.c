@@ -46,6 +46,12 @@
  *       entered under function_graph may return after a switch to nop.
  *       The stacks are never freed.
  *
+ * The trampolines (arch/x86/ftrace_entry.asm) do the common case of
+ * ftrace_entry()'s graph push and ftrace_return()'s pop themselves, in the
+ * same order (G1, G3), through ftrace_stacks[][] and
+ * ftrace_graph_fast_limit; whatever they do not handle comes here before
+ * they have changed anything. Their reasoning is in their file.
+ *
  * Switching tracers: to turn on, the mode is published before the sites
  * become calls; to turn off, the sites become NOPs first. function and
  * function_graph select the same sites, so switching between them only

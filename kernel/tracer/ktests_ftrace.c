@@ -24,6 +24,7 @@
 #include "kernel/ftrace.h"
 #include "kernel/ktest.h"
 #include "kernel/kstring.h"
+#include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
 #include "ftrace_work.h"
 
@@ -171,6 +172,38 @@ KTEST(ftrace_filters)
 	KT_ASSERT(events_of(ftrace_work_a) == 4);	/* c, c */
 	ftrace_get_stats(&st);
 	KT_ASSERT(st.enabled == 1 && st.refused == 0);
+	return reset();
+}
+
+/*
+ * One half of each graph call through the trampoline's fast path, the
+ * other through the C hook: with funcgraph_exit off the pushes are the
+ * asm's and the pops ftrace_return()'s; with funcgraph_entry off the
+ * other way round. Both must agree on the frame (a slot at another
+ * offset ends in lost_return()'s panic, a stale pop is counted) and each
+ * call still writes the half that is on. Kills: the asm and C frame
+ * layouts or depth handling drifting apart.
+ */
+KTEST(ftrace_graph_mixed)
+{
+	static const uint32_t off[2] = { TEV_funcgraph_exit, TEV_funcgraph_entry };
+	unsigned cpu = this_cpu()->cpu;
+	struct ftrace_stats st;
+	const char *why = reset();
+
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
+	for (unsigned i = 0; i < 2; i++) {
+		KT_ASSERT(trace_event_set(off[i], false) == 0);
+		KT_ASSERT(events_of(ftrace_work_a) == 4);	/* a, b, c, c: one half each */
+		KT_ASSERT(trace_event_set(off[i], true) == 0);
+		KT_ASSERT(ftrace_graph_depth_now(cpu, TRACE_LEVEL_TASK) == 0);
+		KT_ASSERT(events_of(ftrace_work_a) == 8);
+	}
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.stale == 0 && st.overrun == 0 && st.max_depth >= 3);
 	return reset();
 }
 
