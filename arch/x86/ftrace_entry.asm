@@ -13,7 +13,7 @@
 ; the function reads (r10 only for GCC's nested functions, which the kernel
 ; has none of), so they are used freely.
 ;
-; Two ways through:
+; Three ways through:
 ;
 ; - The function tracer's fast path (below, `function` only): the event
 ;   written here, no C call, three registers saved. It is the ring buffer's
@@ -25,6 +25,16 @@
 ;   C writer sorts out recording off, a refused buffer, nesting); after, to
 ;   ftrace_function_slow() (rb_reserve_slow() with what the C fast path
 ;   would pass), and a commit that finds flags to rb_commit_slow().
+; - function_graph's fast path (ftrace_graph_caller): the same checks, and
+;   the shadow stack's: this CPU's and level's stack (ftrace_stacks[][],
+;   never NULL), depth below ftrace_graph_fast_limit (the depth limit, 0
+;   while ftrace.graph_function is set, and a CPU without stacks points at a
+;   stack that is always full); then the frame pushed in G1's order (frame,
+;   depth, slot: kernel/tracer/ftrace.c), and funcgraph_entry written as
+;   `function`'s event is, with one clock read for both the event's stamp
+;   and the frame's calltime. Anything else goes to the full path before a
+;   thing has changed; the reservation's slow paths after the push go to
+;   ftrace_graph_entry_slow() and rb_commit_slow().
 ; - The full path (ftrace_caller_full): everything saved, rbp pushed to keep
 ;   the frame chain walkable, then ftrace_entry(ip, parent_slot): ip = the
 ;   site, which is the traced function's first byte; parent_slot = where its
@@ -37,11 +47,26 @@
 ; (%gs:ftrace_busy), which then counts the recursion.
 ;
 ; ftrace_return_to_handler: where a function whose return was taken over
-; returns to. rax and rdx hold its return value. ftrace_return(E) gives
-; back the original return address (from the CPU's shadow stack), which we
-; return through a slot just below E, rsp as the function's ret left it:
-; the caller's rsp after its call returns, which the caller had 16-byte
-; aligned for the call. Slot, rax, rdx and a pad keep the C call aligned.
+; returns to, at E: rsp as the function's ret left it (the caller's rsp
+; after its call returns, which the caller had 16-byte aligned for the
+; call). rax and rdx hold its return value; every other caller-saved
+; register is dead at a return, so they are used freely. rax goes to E - 8,
+; the slot we finally return through, rdx below it (E - 16: aligned for a
+; C call). The fast path pops the top frame of this CPU's and level's
+; stack if it is the one for this slot (G3's common case: no stale frames)
+; and writes funcgraph_exit as the entry wrote its event, the exit's stamp
+; also giving the call's cycles; anything else, before a thing has
+; changed, goes to ftrace_return() (stale frames, the busy bit, the event
+; off, recording off or nested), the reservation's slow paths after the
+; pop to ftrace_graph_exit_slow() and rb_commit_slow(). Then the real
+; return address goes into E - 8 and rax comes back in one xchg.
+;
+; Nothing else runs at this level on this CPU while either path works on
+; the level's stack: an IRQ or NMI has a level and a stack of its own and
+; leaves ours as it found it; the only exception these paths can take is
+; their TSC site's #UD (inject.tsc_skew), whose handler has no sites. So
+; the frame and the depth may be written in any order the C hooks could
+; see; G1's order (frame, depth, slot) is kept all the same.
 ;
 ; Layouts used here are C's; kernel/tracer/ftrace.c checks every constant
 ; below against offsetof() and the enums (ftrace_asm_check()).
@@ -73,14 +98,98 @@ bits 64
 %define FN_IP		4		; offsetof(struct trace_ev_function, ip)
 %define FN_PARENT	12		; ... parent_ip
 %define TEV_FUNCTION	12
-%define FTRACE_FUNCTION	1		; enum ftrace_tracer
+%define FTRACE_FUNCTION	1		; enum ftrace_tracer (2: function_graph)
+; function_graph: struct percpu, the shadow stacks, the two events
+%define PC_CPU		0x08		; cpu
+%define PC_LEVEL	0x18		; trace.level
+%define FTRACE_LEVELS	4		; ftrace_stacks[cpu][level]
+%define ST_DEPTH	0		; struct ftrace_stack: depth
+%define ST_F		8		; f[0]
+%define FR_SHIFT	5		; a frame is 32 bytes
+%define FR_RET		0		; struct ftrace_frame: ret
+%define FR_FUNC		8		; func
+%define FR_CALLTIME	16		; calltime
+%define FR_SLOT		24		; slot
+%define FC_SHIFT	6		; struct ftrace_cpu: 64 bytes
+%define FC_OVERRUN	8		; overrun
+%define GE_REC		20		; funcgraph_entry: 16-byte payload
+%define GE_WORD		(4 << 27)
+%define GE_ENT		(13 | 3 << 24)	; trace_ent_pack(TEV_funcgraph_entry, 0, 3)
+%define GE_FUNC		4
+%define GE_DEPTH	12
+%define TEV_GRAPH_ENTRY	13
+%define GX_REC		32		; funcgraph_exit: 28-byte payload
+%define GX_WORD		(7 << 27)
+%define GX_ENT		(14 | 6 << 24)	; trace_ent_pack(TEV_funcgraph_exit, 0, 6)
+%define GX_FUNC		4
+%define GX_CYCLES	12
+%define GX_DEPTH	20
+%define GX_OVERRUN	24
+%define TEV_GRAPH_EXIT	14
 %define SITE_LEN	5
+
+; May this context write here and now? No C hook of its level running
+; (%gs:ftrace_busy), the buffer recording, and I7's compare: no writer at
+; its level or above. rb_reserve()'s questions in its order; any no goes
+; to %1, before anything has changed. Leaves the level bit in r10d and the
+; buffer (cb) in r11.
+%macro MAY_WRITE 1
+	mov r10d, [gs:PC_LEVEL_BIT]
+	test [gs:PC_FTRACE_BUSY], r10d
+	jnz %1
+	mov r11, [gs:PC_RB]
+	cmp dword [r11 + CB_STATE], RB_STATE_RECORDING
+	jne %1
+	cmp [r11 + CB_NEST], r10d
+	jae %1
+%endmacro
+
+; /C/ to /E/ of rb_reserve() for one fixed-size record: %1 its bytes, %2
+; its record word (kind), %3 a free register (%4: its 32-bit half), %5
+; holding w0 (/A/), %6 the page, %7 the delta (32 bits, /B/); the slow
+; ways out are %8_d and %8_cap. Then the record starts at %6 + %3 +
+; PAGE_HEADER - %1 (%3: its end's offset, zero-extended), its word and the
+; page's count written.
+%macro RESERVE 8
+	mov %4, %1
+	xadd [r11 + CB_WRITE], %3		; /C/ local: no LOCK (only this CPU)
+	cmp %3, %5				; /D/ I1: nothing in between
+	jne %{8}_d
+	lea %4, [%5 + %1]			; the record's end, zero-extended
+	cmp %4, [r11 + CB_CAP]
+	ja %{8}_cap				; past the page: the slow path closes it
+	or %7, %2
+	mov [%6 + %3 + PAGE_HEADER - %1], %7	; /E/ record word: kind, delta
+	add dword [%6 + PAGE_ENTRIES], 1
+%endmacro
+
+; How the graph paths hand a reservation to rb_reserve_slow(cb, len, how,
+; w, w0), as rb_reserve() does: %1 the label stem (%1_b, %1_cap, %1_d come
+; in, %1 goes on), %2 the register holding the xadd's result w; w0 is in
+; r10, how goes to r11d.
+%macro TO_SLOW 2
+%{1}_b:					; /B/ failed: (cb, len, 0, 0, 0)
+	xor %2, %2
+	xor r10d, r10d
+	xor r11d, r11d
+	jmp %1
+%{1}_cap:				; past the page: w was w0 (/D/ held)
+	mov %2, r10
+%{1}_d:					; /D/ failed: (cb, len, AFTER_XADD, w, w0)
+	mov r11d, RB_SLOW_AFTER_XADD
+%1:
+%endmacro
 
 section .text
 
 extern ftrace_entry
 extern ftrace_return
 extern ftrace_function_slow
+extern ftrace_graph_entry_slow
+extern ftrace_graph_exit_slow
+extern ftrace_stacks
+extern ftrace_cpus
+extern ftrace_graph_fast_limit
 extern rb_commit_slow
 extern ftrace_mode
 extern trace_event_keys
@@ -90,20 +199,13 @@ global ftrace_return_to_handler
 
 ftrace_caller:
 	cmp dword [rel ftrace_mode], FTRACE_FUNCTION
-	jne ftrace_caller_full
+	jne .not_function
 	cmp dword [rel trace_event_keys + TEV_FUNCTION * 4], 0	; the event's key
 	je ftrace_caller_full
 	push rax
 	push rdx
 	push rcx
-	mov r10d, [gs:PC_LEVEL_BIT]
-	test [gs:PC_FTRACE_BUSY], r10d		; a C hook of this level is running
-	jnz .full
-	mov r11, [gs:PC_RB]			; cb
-	cmp dword [r11 + CB_STATE], RB_STATE_RECORDING
-	jne .full
-	cmp [r11 + CB_NEST], r10d		; I7: no writer at our level or above
-	jae .full
+	MAY_WRITE .full
 	or [r11 + CB_NEST], r10d		; one instruction: the level bit is ours
 	mov rcx, [r11 + CB_WRITE]		; /A/ w0
 	mov r10, [r11 + CB_TAIL_PAGE]		; page, read between /A/ and /C/
@@ -113,17 +215,8 @@ ftrace_caller:
 	jne .slow_b				; not within 2^32 of the base
 	cmp eax, RB_DELTA_LIMIT - 1
 	ja .slow_b
-	mov edx, FN_REC
-	xadd [r11 + CB_WRITE], rdx		; /C/ local: no LOCK (only this CPU)
-	cmp rdx, rcx				; /D/ I1: nothing in between
-	jne .slow_d
-	lea edx, [rcx + FN_REC]			; the record's end, zero-extended
-	cmp edx, [r11 + CB_CAP]
-	ja .slow_d				; past the page: the slow path closes it
+	RESERVE FN_REC, FN_WORD, rdx, edx, rcx, r10, eax, .slow
 %define REC (r10 + rdx + PAGE_HEADER - FN_REC)	; the record: page + header + offset
-	or eax, FN_WORD
-	mov [REC], eax				; /E/ record word: kind, delta
-	add dword [r10 + PAGE_ENTRIES], 1
 	mov eax, [gs:PC_ENT_CTX]
 	or eax, FN_ENT
 	mov [REC + 4], eax			; the event's header word
@@ -151,13 +244,15 @@ ftrace_caller:
 	xor r10d, r10d
 	xor r11d, r11d
 	jmp .slow
+.slow_cap:					; w was w0 (/D/ held); rdx is the end now
+	mov rdx, rcx
 .slow_d:					; ... (cb, len, AFTER_XADD, w, w0)
 	mov r10, rcx
 	mov rcx, rdx
 	mov r11d, RB_SLOW_AFTER_XADD
 .slow:						; ftrace_function_slow(ip, parent, how, w, w0)
+	push rsi				; the graph path's layout: .restore is shared
 	push rdi
-	push rsi
 	push r8
 	push r9
 	sub rsp, 8				; 8 words on the site's call: aligned
@@ -167,11 +262,12 @@ ftrace_caller:
 	sub rdi, SITE_LEN
 	mov rsi, [rsp + 72]
 	call ftrace_function_slow
-	jmp .restore
+	jmp ftrace_caller.restore
 
 .slow_commit:					; rb_commit_slow(cb, bit)
-	push rdi
 	push rsi
+.slow_commit_rsi:				; the graph path: rsi saved already
+	push rdi
 	push r8
 	push r9
 	sub rsp, 8
@@ -182,12 +278,94 @@ ftrace_caller:
 	add rsp, 8
 	pop r9
 	pop r8
-	pop rsi
 	pop rdi
+	pop rsi
 	pop rcx
 	pop rdx
 	pop rax
 	ret
+
+.not_function:					; the flags of the mode's compare
+	jb ftrace_caller_full			; nop: a call met while switching
+ftrace_graph_caller:				; function_graph
+	cmp dword [rel trace_event_keys + TEV_GRAPH_ENTRY * 4], 0
+	je ftrace_caller_full
+	push rax
+	push rdx
+	push rcx
+	push rsi
+%define G_IP	rsp + 32			; site + 5
+%define G_SLOT	rsp + 40			; the traced function's return address
+	MAY_WRITE .gfull
+	mov esi, [gs:PC_CPU]
+	shl esi, 2				; FTRACE_LEVELS
+	add esi, [gs:PC_LEVEL]
+	mov rsi, [ftrace_stacks + rsi * 8]	; st: this CPU's, this level's
+	mov ecx, [rsi + ST_DEPTH]		; d
+	cmp ecx, [rel ftrace_graph_fast_limit]
+	jae .gfull				; depth limit or full (G4), graph_function, no stacks
+	shl ecx, FR_SHIFT
+%define FR(field) rsi + rcx + ST_F + field	; f[d]: free, ours to fill (G1)
+	mov rax, [G_SLOT]
+	mov [FR(FR_RET)], rax
+	lea rax, [G_SLOT]
+	mov [FR(FR_SLOT)], rax
+	mov rax, [G_IP]
+	sub rax, SITE_LEN
+	mov [FR(FR_FUNC)], rax
+	or [r11 + CB_NEST], r10d		; the level bit is ours
+	mov r10, [r11 + CB_WRITE]		; /A/ w0
+.gstamp: rdtsc					; /B/
+	shl rdx, 32
+	or rax, rdx
+	mov [FR(FR_CALLTIME)], rax		; the frame's stamp is the event's
+	add dword [rsi + ST_DEPTH], 1		; G1: the frame, then the depth,
+	mov qword [G_SLOT], ftrace_return_to_handler	; then the slot
+	shr ecx, FR_SHIFT			; d again: the event's depth
+	mov rdx, rax
+	sub rdx, [r11 + CB_TAIL_BASE]
+	cmp rdx, RB_DELTA_LIMIT - 1		; unsigned 64 bits: also a clock below
+	ja .gslow_b				; the base, or 2^32 past it
+	mov rsi, [r11 + CB_TAIL_PAGE]		; page, read between /A/ and /C/
+	RESERVE GE_REC, GE_WORD, rax, eax, r10, rsi, edx, .gslow
+%define GREC (rsi + rax + PAGE_HEADER - GE_REC)
+	mov edx, [gs:PC_ENT_CTX]
+	or edx, GE_ENT
+	mov [GREC + 4], edx			; the event's header word
+	mov rdx, [G_IP]
+	sub rdx, SITE_LEN
+	mov [GREC + 4 + GE_FUNC], rdx
+	mov [GREC + 4 + GE_DEPTH], ecx
+	mov edx, [gs:PC_LEVEL_BIT]
+	sub [r11 + CB_NEST], edx		; /F, G/ after the stores
+	jne ftrace_caller.slow_commit_rsi
+	pop rsi
+	pop rcx
+	pop rdx
+	pop rax
+	ret
+
+.gfull:						; nothing changed yet: the C path
+	pop rsi
+	pop rcx
+	pop rdx
+	pop rax
+	jmp ftrace_caller_full
+
+	TO_SLOW .gslow, rax			; pushed; the reservation's slow path:
+						; ftrace_graph_entry_slow(func, d, how, w, w0)
+	push rdi
+	push r8
+	push r9
+	sub rsp, 8				; 8 words on the site's call: aligned
+	mov esi, ecx
+	mov rcx, rax
+	mov r8, r10
+	mov edx, r11d
+	mov rdi, [rsp + 64]
+	sub rdi, SITE_LEN
+	call ftrace_graph_entry_slow
+	jmp ftrace_caller.restore
 
 ftrace_caller_full:
 	push rbp
@@ -215,20 +393,94 @@ ftrace_caller_full:
 ftrace_caller_end:
 
 ftrace_return_to_handler:
-	sub rsp, 8			; E - 8: the slot for the real return address
-	push rax
-	push rdx
-	sub rsp, 8			; E - 32: aligned for the call
-	lea rdi, [rsp + 32]		; E: rsp as the function's ret left it
-	call ftrace_return
-	mov [rsp + 24], rax
-	add rsp, 8
+	push rax			; E - 8: the slot we return through
+	push rdx			; E - 16
+	mov ecx, [gs:PC_CPU]
+	shl ecx, 2			; FTRACE_LEVELS
+	add ecx, [gs:PC_LEVEL]
+	mov rsi, [ftrace_stacks + rcx * 8]	; st
+	mov edi, [rsi + ST_DEPTH]	; d
+	mov ecx, edi
+	shl ecx, FR_SHIFT
+	add rcx, rsi
+%define TOP(field) rcx + ST_F - (1 << FR_SHIFT) + field	; f[d - 1]
+	lea rdx, [rsp + 8]		; E - 8: the slot just returned through
+	cmp [TOP(FR_SLOT)], rdx		; G3: the top frame is its (d = 0 reads the
+	jne .rfull			; depth word, 0: never a slot)
+	cmp dword [rel trace_event_keys + TEV_GRAPH_EXIT * 4], 0
+	je .rfull
+	MAY_WRITE .rfull
+	mov r8, [TOP(FR_RET)]		; read the frame,
+	mov r9, [TOP(FR_FUNC)]
+	mov rcx, [TOP(FR_CALLTIME)]
+	sub edi, 1
+	mov [rsi + ST_DEPTH], edi	; then give it back (G3); d - 1: the exit's depth
+	or [r11 + CB_NEST], r10d	; the level bit is ours
+	mov r10, [r11 + CB_WRITE]	; /A/ w0
+	mov rsi, [r11 + CB_TAIL_PAGE]	; page, read between /A/ and /C/
+.rstamp: rdtsc				; /B/
+	shl rdx, 32
+	or rax, rdx
+	mov rdx, rax
+	sub rdx, [r11 + CB_TAIL_BASE]
+	sub rax, rcx			; cycles: from the entry's stamp to this one
+	cmp rdx, RB_DELTA_LIMIT - 1
+	ja .rslow_b
+	RESERVE GX_REC, GX_WORD, rcx, ecx, r10, rsi, edx, .rslow
+%define XREC (rsi + rcx + PAGE_HEADER - GX_REC)
+	mov edx, [gs:PC_ENT_CTX]
+	or edx, GX_ENT
+	mov [XREC + 4], edx
+	mov [XREC + 4 + GX_FUNC], r9
+	mov [XREC + 4 + GX_CYCLES], rax
+	mov [XREC + 4 + GX_DEPTH], edi
+	mov eax, [gs:PC_CPU]
+	shl eax, FC_SHIFT
+	mov eax, [ftrace_cpus + rax + FC_OVERRUN]
+	mov [XREC + 4 + GX_OVERRUN], eax
+	mov edx, [gs:PC_LEVEL_BIT]
+	sub [r11 + CB_NEST], edx	; /F, G/ after the stores
+	jne .rcommit_slow
+.rdone:					; r8: where to return
 	pop rdx
-	pop rax
-	ret				; through the slot: rsp is E again
+	mov rax, r8
+	xchg rax, [rsp]			; rax back; the real return in E - 8
+	ret				; through it: rsp is E again
+
+.rfull:					; nothing changed yet: ftrace_return(E)
+	lea rdi, [rsp + 16]
+	call ftrace_return		; rsp E - 16: aligned
+	mov r8, rax
+	jmp .rdone
+
+	TO_SLOW .rslow, rcx		; popped; the reservation's slow path:
+					; ftrace_graph_exit_slow(func, cycles, d, how, w, w0)
+	push r8
+	sub rsp, 8			; E - 32: aligned
+	mov rsi, rax
+	mov edx, edi
+	mov rdi, r9
+	mov r8, rcx
+	mov r9, r10
+	mov ecx, r11d
+	call ftrace_graph_exit_slow
+	jmp .rrestore
+
+.rcommit_slow:				; rb_commit_slow(cb, bit)
+	push r8
+	sub rsp, 8
+	mov rdi, r11
+	mov esi, edx
+	call rb_commit_slow
+.rrestore:
+	add rsp, 8
+	pop r8
+	jmp .rdone
 
 ; The stamp is a TSC site like the C writers' (<arch/tsc_site.h>).
 section tsc_sites progbits alloc noexec nowrite align=8
 	dq ftrace_caller.stamp, 2
+	dq ftrace_graph_caller.gstamp, 2
+	dq ftrace_return_to_handler.rstamp, 2
 
 section .note.GNU-stack noalloc noexec nowrite progbits

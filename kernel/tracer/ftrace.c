@@ -46,6 +46,12 @@
  *       entered under function_graph may return after a switch to nop.
  *       The stacks are never freed.
  *
+ * The trampolines (arch/x86/ftrace_entry.asm) do the common case of
+ * ftrace_entry()'s graph push and ftrace_return()'s pop themselves, in the
+ * same order (G1, G3), through ftrace_stacks[][] and
+ * ftrace_graph_fast_limit; whatever they do not handle comes here before
+ * they have changed anything. Their reasoning is in their file.
+ *
  * Switching tracers: to turn on, the mode is published before the sites
  * become calls; to turn off, the sites become NOPs first. function and
  * function_graph select the same sites, so switching between them only
@@ -88,11 +94,10 @@ struct ftrace_frame {
 struct ftrace_stack {
 	uint32_t depth;			/* frames in use */
 	uint32_t pad;
-	struct ftrace_frame f[FTRACE_STACK_FRAMES];
+	struct ftrace_frame f[FTRACE_STACK_FRAMES];	/* a frame once used keeps slot != 0 */
 };
 
 struct ftrace_cpu {
-	uint32_t max_depth;		/* deepest any of its stacks went */
 	struct ftrace_stack *stack;	/* [FTRACE_LEVELS], or NULL: no graph on this CPU */
 	uint64_t overrun;		/* G4 */
 	uint64_t recursion;		/* busy bit found set */
@@ -103,7 +108,14 @@ struct ftrace_cpu {
 extern uint64_t __start_mcount_loc[], __stop_mcount_loc[];
 extern char __text_start[], __text_end[];
 
-static struct ftrace_cpu fcpu[MAX_CPUS];
+struct ftrace_cpu ftrace_cpus[MAX_CPUS];	/* the trampoline reads overrun */
+/*
+ * The trampoline's view of the shadow stacks: [cpu][level], never NULL. A
+ * CPU without stacks has every entry at stack_full, whose depth is at
+ * every limit, so its calls go to the C hook (which counts nostack).
+ */
+struct ftrace_stack *ftrace_stacks[MAX_CPUS][FTRACE_LEVELS];
+static struct ftrace_stack stack_full = { .depth = FTRACE_STACK_FRAMES };
 static uint64_t *sites;			/* the table: __mcount_loc, prepared */
 static unsigned nsites;
 static uint8_t site_flags[FTRACE_SITES_MAX];
@@ -112,6 +124,9 @@ static uint64_t batch[FTRACE_SITES_MAX];	/* sites handed to the patcher */
 uint32_t ftrace_mode;			/* enum ftrace_tracer, read by the hooks and the trampoline */
 static uint32_t graph_limit = FTRACE_STACK_FRAMES;	/* frames per level used */
 static uint32_t graph_fn_on;		/* ftrace.graph_function is not empty */
+/* The trampoline's depth check: graph_limit, or 0 (everything to the C hook)
+ * while graph_fn_on; written under the lock (graph_fast_update()). */
+uint32_t ftrace_graph_fast_limit = FTRACE_STACK_FRAMES;
 static uint32_t lock;			/* serialises the setters */
 static bool ready;			/* ftrace_init() built the table */
 static uint64_t n_dropped, n_refused, n_patches;
@@ -180,14 +195,12 @@ static __always_inline void graph_entry(struct ftrace_cpu *fc, uint64_t ip, uint
 	st->depth = d + 1;				/* G1: the frame first */
 	barrier();					/* ... then the slot */
 	*slot = (uint64_t)(uintptr_t)ftrace_return_to_handler;
-	if (d + 1 > fc->max_depth)
-		fc->max_depth = d + 1;
 	trace_funcgraph_entry((const void *)(uintptr_t)ip, d);
 }
 
 notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
 {
-	struct ftrace_cpu *fc = &fcpu[percpu_read32(cpu)];
+	struct ftrace_cpu *fc = &ftrace_cpus[percpu_read32(cpu)];
 	uint32_t bit = arch_trace_level_bit();
 	uint32_t m = __atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED);
 
@@ -204,25 +217,47 @@ notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
 }
 
 /*
- * The trampoline's fast path (`function`) after the level bit is taken,
- * when rb_reserve() would go to rb_reserve_slow(): the same call with the
- * same arguments, then the event as trace_function() fills it.
+ * The trampoline's fast paths after the level bit is taken, when
+ * rb_reserve() would go to rb_reserve_slow(): the same call with the same
+ * arguments (how, w, w0), then the event as the C writer fills it. The
+ * graph's shadow-stack work is done by then (pushed, or popped).
  */
 void ftrace_function_slow(uint64_t ip, uint64_t parent, unsigned how, uint64_t w, uint64_t w0);
+void ftrace_graph_entry_slow(uint64_t func, uint32_t depth, unsigned how, uint64_t w, uint64_t w0);
+void ftrace_graph_exit_slow(uint64_t func, uint64_t cycles, uint32_t depth, unsigned how,
+			    uint64_t w, uint64_t w0);
+
+#define SLOW_WRITE(name, how, w, w0, ...) do {					\
+	struct rb_cpu_buffer *cb_ = this_cpu_rb();				\
+	struct rb_reservation r_ = rb_reserve_slow(cb_, sizeof(struct trace_ev_##name), \
+						   how, w, w0);			\
+	struct trace_ev_##name *rec = r_.data;					\
+										\
+	if (!r_.err) {								\
+		rec->hdr = trace_ent_word(TEV_##name, TRACE_ENT_WORDS(name));	\
+		__VA_ARGS__;							\
+		ring_buffer_commit(cb_);					\
+	}									\
+} while (0)
 
 notrace void ftrace_function_slow(uint64_t ip, uint64_t parent, unsigned how, uint64_t w,
 				  uint64_t w0)
 {
-	struct rb_cpu_buffer *cb = this_cpu_rb();
-	struct rb_reservation r = rb_reserve_slow(cb, sizeof(struct trace_ev_function), how, w, w0);
-	struct trace_ev_function *rec = r.data;
+	SLOW_WRITE(function, how, w, w0, rec->ip = ip; rec->parent_ip = parent);
+}
 
-	if (r.err)
-		return;
-	rec->hdr = trace_ent_word(TEV_function, TRACE_ENT_WORDS(function));
-	rec->ip = ip;
-	rec->parent_ip = parent;
-	ring_buffer_commit(cb);
+notrace void ftrace_graph_entry_slow(uint64_t func, uint32_t depth, unsigned how, uint64_t w,
+				     uint64_t w0)
+{
+	SLOW_WRITE(funcgraph_entry, how, w, w0, rec->func = func; rec->depth = depth);
+}
+
+notrace void ftrace_graph_exit_slow(uint64_t func, uint64_t cycles, uint32_t depth, unsigned how,
+				    uint64_t w, uint64_t w0)
+{
+	SLOW_WRITE(funcgraph_exit, how, w, w0, rec->func = func; rec->cycles = cycles;
+		   rec->depth = depth;
+		   rec->overrun = (uint32_t)ftrace_cpus[percpu_read32(cpu)].overrun);
 }
 
 /* The constants of arch/x86/ftrace_entry.asm's fast path, checked against C. */
@@ -237,8 +272,8 @@ ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_page) == 0x10);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, state) == 0x18);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x1c);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, cap) == 0x20);
-/* FN_REC 24, FN_WORD 5 << 27: a 20-byte payload is inline (4-byte word + 20) */
-ASM_CHECK(RB_INLINE_MAX >= 20 && RB_DELTA_BITS == 27);
+/* FN_REC 24, FN_WORD 5 << 27: a 20-byte payload is inline (4-byte word + 20); so are 16 and 28 */
+ASM_CHECK(RB_INLINE_MAX >= 28 && RB_DELTA_BITS == 27);
 ASM_CHECK(RB_STATE_RECORDING == 2 && RB_SLOW_AFTER_XADD == 1 && RB_DELTA_LIMIT == 1u << 27);
 ASM_CHECK(RB_PAGE_HEADER_SIZE == 48 && offsetof(struct rb_page_header, entries) == 36);
 ASM_CHECK(sizeof(struct trace_ev_function) == 20);
@@ -248,6 +283,25 @@ ASM_CHECK(TEV_function == 12 && TRACE_ENT_WORDS(function) == 4);
 ASM_CHECK(sizeof(trace_event_keys[0]) == 4 && offsetof(struct static_key, enabled) == 0);
 ASM_CHECK(FTRACE_FUNCTION == 1 && FTRACE_SITE_LEN == 5);
 ASM_CHECK(!CONFIG_TRACE_RESERVE_CMPXCHG);	/* the fast path reserves with xadd */
+/* function_graph's fast path */
+ASM_CHECK(offsetof(struct percpu, cpu) == 0x08 && offsetof(struct percpu, trace.level) == 0x18);
+ASM_CHECK(FTRACE_LEVELS == 4 && FTRACE_GRAPH == 2);
+ASM_CHECK(offsetof(struct ftrace_stack, depth) == 0 && offsetof(struct ftrace_stack, f) == 8);
+ASM_CHECK(sizeof(struct ftrace_frame) == 1 << 5 && offsetof(struct ftrace_frame, ret) == 0);
+ASM_CHECK(offsetof(struct ftrace_frame, func) == 8 && offsetof(struct ftrace_frame, calltime) == 16);
+ASM_CHECK(offsetof(struct ftrace_frame, slot) == 24);
+ASM_CHECK(sizeof(struct ftrace_cpu) == 1 << 6 && offsetof(struct ftrace_cpu, overrun) == 8);
+/* GE_REC 20, GE_WORD 4 << 27; GX_REC 32, GX_WORD 7 << 27: inline payloads */
+ASM_CHECK(sizeof(struct trace_ev_funcgraph_entry) == 16);
+ASM_CHECK(offsetof(struct trace_ev_funcgraph_entry, func) == 4);
+ASM_CHECK(offsetof(struct trace_ev_funcgraph_entry, depth) == 12);
+ASM_CHECK(TEV_funcgraph_entry == 13 && TRACE_ENT_WORDS(funcgraph_entry) == 3);
+ASM_CHECK(sizeof(struct trace_ev_funcgraph_exit) == 28);
+ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, func) == 4);
+ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, cycles) == 12);
+ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, depth) == 20);
+ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, overrun) == 24);
+ASM_CHECK(TEV_funcgraph_exit == 14 && TRACE_ENT_WORDS(funcgraph_exit) == 6);
 
 static void __noreturn lost_return(uint64_t rsp)
 {
@@ -260,7 +314,7 @@ static void __noreturn lost_return(uint64_t rsp)
 
 notrace uint64_t ftrace_return(uint64_t rsp)
 {
-	struct ftrace_cpu *fc = &fcpu[percpu_read32(cpu)];
+	struct ftrace_cpu *fc = &ftrace_cpus[percpu_read32(cpu)];
 	uint32_t bit = arch_trace_level_bit();
 	struct ftrace_stack *st = fc->stack + percpu_read32(trace.level);
 	uint64_t slot = rsp - 8, ret, func, calltime, now;
@@ -342,6 +396,9 @@ static void alloc_stacks(void)
 
 	if (n > MAX_CPUS)
 		n = MAX_CPUS;
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		for (unsigned l = 0; l < FTRACE_LEVELS; l++)
+			ftrace_stacks[c][l] = &stack_full;
 	for (unsigned c = 0; c < n; c++) {
 		uint64_t pa = pmm_alloc(pages, 1);
 
@@ -351,8 +408,20 @@ static void alloc_stacks(void)
 			continue;
 		}
 		memset((void *)(uintptr_t)pa, 0, pages * PAGE_SIZE);
-		fcpu[c].stack = (struct ftrace_stack *)(uintptr_t)pa;
+		ftrace_cpus[c].stack = (struct ftrace_stack *)(uintptr_t)pa;
+		for (unsigned l = 0; l < FTRACE_LEVELS; l++)
+			ftrace_stacks[c][l] = ftrace_cpus[c].stack + l;
 	}
+}
+
+/* The trampoline's depth check follows graph_limit and graph_fn_on (under the lock). */
+static void graph_fast_update(void)
+{
+	uint32_t lim = __atomic_load_n(&graph_limit, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&graph_fn_on, __ATOMIC_RELAXED))
+		lim = 0;
+	__atomic_store_n(&ftrace_graph_fast_limit, lim, __ATOMIC_RELEASE);
 }
 
 void ftrace_init(void)
@@ -382,6 +451,7 @@ void ftrace_init(void)
 	alloc_stacks();
 	if (opt_depth)
 		graph_limit = (uint32_t)opt_depth;
+	graph_fast_update();
 	ready = true;
 	printk("ftrace: sites=%u dropped=%llu trampoline=0x%llx tracers=nop,function,function_graph\n",
 	       nsites, (unsigned long long)n_dropped,
@@ -511,9 +581,10 @@ int ftrace_set_list(enum ftrace_list which, const char *list)
 	}
 	ftrace_filter_apply(list, nsites, name_of, NULL, site_flags, list_bits[which], NULL, 0);
 	memcpy(cur_list[which], list, len + 1);
-	if (which == FTRACE_GRAPH_FUNCTION)
+	if (which == FTRACE_GRAPH_FUNCTION) {
 		__atomic_store_n(&graph_fn_on, list[0] != 0, __ATOMIC_RELEASE);
-	else
+		graph_fast_update();
+	} else
 		update_sites();
 	lock_give();
 	return 0;
@@ -534,6 +605,10 @@ void ftrace_set_graph_depth(uint32_t depth)
 	if (!depth || depth > FTRACE_STACK_FRAMES)
 		depth = FTRACE_STACK_FRAMES;
 	__atomic_store_n(&graph_limit, depth, __ATOMIC_RELAXED);
+	if (ready && lock_take()) {	/* the trampoline's copy: one writer at a time */
+		graph_fast_update();
+		lock_give();
+	}
 }
 
 void ftrace_get_stats(struct ftrace_stats *st)
@@ -547,22 +622,29 @@ void ftrace_get_stats(struct ftrace_stats *st)
 	st->patches = n_patches;
 	st->int3_hits = arch_ftrace_int3_hits();
 	for (unsigned c = 0; c < MAX_CPUS; c++) {
-		const struct ftrace_cpu *fc = &fcpu[c];
+		const struct ftrace_cpu *fc = &ftrace_cpus[c];
 
 		st->overrun += fc->overrun;
 		st->recursion += fc->recursion;
 		st->stale += fc->stale;
 		st->nostack += fc->nostack;
-		if (fc->max_depth > st->max_depth)
-			st->max_depth = fc->max_depth;
+		for (unsigned l = 0; fc->stack && l < FTRACE_LEVELS; l++) {
+			/* The deepest frame ever used: frames keep their slot once written. */
+			uint32_t d = FTRACE_STACK_FRAMES;
+
+			while (d && !__atomic_load_n(&fc->stack[l].f[d - 1].slot, __ATOMIC_RELAXED))
+				d--;
+			if (d > st->max_depth)
+				st->max_depth = d;
+		}
 	}
 }
 
 uint32_t ftrace_graph_depth_now(unsigned cpu, unsigned level)
 {
-	if (cpu >= MAX_CPUS || level >= FTRACE_LEVELS || !fcpu[cpu].stack)
+	if (cpu >= MAX_CPUS || level >= FTRACE_LEVELS || !ftrace_cpus[cpu].stack)
 		return 0;
-	return __atomic_load_n(&fcpu[cpu].stack[level].depth, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ftrace_cpus[cpu].stack[level].depth, __ATOMIC_RELAXED);
 }
 
 uint64_t ftrace_site_of(const char *name)

@@ -5,6 +5,8 @@
  * in the source is one call through one site.
  */
 #include <arch/cpu.h>
+#include <arch/percpu.h>
+#include "kernel/ftrace.h"
 #include "baretrace/compiler.h"
 #include "ftrace_work.h"
 
@@ -34,6 +36,14 @@ noipa void ftrace_work_a(uint32_t x)
 noipa uint32_t ftrace_work_leaf(uint32_t x)
 {
 	return x * 3 + 1;
+}
+
+noipa void ftrace_depth_probe(uint32_t depth[4])
+{
+	unsigned cpu = percpu_read32(cpu);
+
+	for (unsigned l = 0; l < 4; l++)
+		depth[l] = ftrace_graph_depth_now(cpu, l);
 }
 
 /*

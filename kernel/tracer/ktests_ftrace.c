@@ -24,6 +24,7 @@
 #include "kernel/ftrace.h"
 #include "kernel/ktest.h"
 #include "kernel/kstring.h"
+#include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
 #include "ftrace_work.h"
 
@@ -174,14 +175,65 @@ KTEST(ftrace_filters)
 	return reset();
 }
 
+/*
+ * One half of each graph call through the trampoline's fast path, the
+ * other through the C hook: with funcgraph_exit off the pushes are the
+ * asm's and the pops ftrace_return()'s; with funcgraph_entry off the
+ * other way round. Both must agree on the frame (a slot at another
+ * offset ends in lost_return()'s panic, a stale pop is counted) and each
+ * call still writes the half that is on. Kills: the asm and C frame
+ * layouts or depth handling drifting apart.
+ */
+KTEST(ftrace_graph_mixed)
+{
+	static const uint32_t off[2] = { TEV_funcgraph_exit, TEV_funcgraph_entry };
+	unsigned cpu = this_cpu()->cpu;
+	struct ftrace_stats st;
+	const char *why = reset();
+
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
+	for (unsigned i = 0; i < 2; i++) {
+		KT_ASSERT(trace_event_set(off[i], false) == 0);
+		KT_ASSERT(events_of(ftrace_work_a) == 4);	/* a, b, c, c: one half each */
+		KT_ASSERT(trace_event_set(off[i], true) == 0);
+		KT_ASSERT(ftrace_graph_depth_now(cpu, TRACE_LEVEL_TASK) == 0);
+		KT_ASSERT(events_of(ftrace_work_a) == 8);
+	}
+	ftrace_get_stats(&st);
+	KT_ASSERT(st.stale == 0 && st.overrun == 0 && st.max_depth >= 3);
+	return reset();
+}
+
 /* ---- IRQs and NMIs nested in traced code ---- */
 
-static volatile uint32_t irq_calls, nmi_calls;
+static volatile uint32_t irq_calls, nmi_calls, wrong_stack;
+
+/*
+ * Inside a traced call made by a handler, its own frame is on its level's
+ * stack and on no other: the IRQ's stack holds exactly it, the NMI's
+ * nothing (an NMI landing in the probe is gone before it reads); in an NMI
+ * the NMI's stack holds exactly it. The task's depth is whatever the chain
+ * it interrupted had pushed (0 to 3). Kills a hook that pushes on the
+ * wrong level's stack, which the event counts alone would not see.
+ */
+static void probe_in(unsigned level)
+{
+	uint32_t d[4];
+
+	ftrace_depth_probe(d);
+	if (d[level] != 1 || d[TRACE_LEVEL_TASK] > 3 ||
+	    (level == TRACE_LEVEL_IRQ && d[TRACE_LEVEL_NMI] != 0))
+		wrong_stack++;
+}
 
 static void on_test_timer(struct trap_frame *f)
 {
 	(void)f;
 	ftrace_work_c(2);
+	probe_in(TRACE_LEVEL_IRQ);
 	irq_calls++;
 	lapic_eoi();
 }
@@ -190,6 +242,7 @@ static void on_test_nmi(struct trap_frame *f)
 {
 	(void)f;
 	ftrace_work_c(3);
+	probe_in(TRACE_LEVEL_NMI);
 	nmi_calls++;
 }
 
@@ -205,9 +258,9 @@ KTEST(ftrace_graph_irq_nmi)
 
 	if (why)
 		return why;
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*,ftrace_depth_probe"));
 	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
-	irq_calls = nmi_calls = 0;
+	irq_calls = nmi_calls = wrong_stack = 0;
 	trap_set_handler(VEC_TIMER, on_test_timer);
 	trap_set_handler(VEC_NMI, on_test_nmi);
 	irq_on = read_rflags() & RFLAGS_IF;
@@ -224,20 +277,21 @@ KTEST(ftrace_graph_irq_nmi)
 	lapic_timer_stop();
 	irq_disable();
 	got = attempts(cpu) - before;
-	want = 8ull * chains + 2ull * (irq_calls + nmi_calls);
+	want = 8ull * chains + 4ull * (irq_calls + nmi_calls);	/* c and the probe */
 	if (irq_on)
 		irq_enable();
 	trap_set_handler(VEC_TIMER, old_timer);
 	trap_set_handler(VEC_NMI, old_nmi);
 	ftrace_get_stats(&st);
 	printk("ktest: ftrace_graph_irq_nmi chains=%u irqs=%u nmis=%u events=%llu expected=%llu "
-	       "stale=%llu overrun=%llu\n", chains, irq_calls, nmi_calls,
+	       "stale=%llu overrun=%llu wrong_stack=%u\n", chains, irq_calls, nmi_calls,
 	       (unsigned long long)got, (unsigned long long)want,
-	       (unsigned long long)st.stale, (unsigned long long)st.overrun);
+	       (unsigned long long)st.stale, (unsigned long long)st.overrun, wrong_stack);
 	why = reset();
 	KT_ASSERT(!why);
 	KT_ASSERT(irq_calls > 0 && nmi_calls > 0);
 	KT_ASSERT(got == want);
+	KT_ASSERT(wrong_stack == 0);
 	for (unsigned l = 0; l < 4; l++)
 		KT_ASSERT(ftrace_graph_depth_now(cpu, l) == 0);
 	KT_ASSERT(st.stale == 0 && st.overrun == 0);

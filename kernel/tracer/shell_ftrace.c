@@ -89,7 +89,8 @@ static void bench_one(const char *name, uint32_t calls)
 		(unsigned long long)(cycles % calls * 1000 / calls));
 }
 
-static int ftrace_bench(void)
+/* only: FTRACE_NOP for both tracers, else that one alone (a test reads its events back). */
+static int ftrace_bench(enum ftrace_tracer only)
 {
 	char filter[FTRACE_LIST_MAX];
 	enum ftrace_tracer was = ftrace_tracer();
@@ -102,12 +103,13 @@ static int ftrace_bench(void)
 		return 0;		/* a kernel without sites: the reference */
 	rc |= ftrace_set_tracer(FTRACE_NOP);
 	rc |= ftrace_set_list(FTRACE_FILTER, "ftrace_work_leaf");
-	rc |= ftrace_set_tracer(FTRACE_FUNCTION);
-	ftrace_work_loop(1000);
-	bench_one("function", BENCH_CALLS);
-	rc |= ftrace_set_tracer(FTRACE_GRAPH);
-	ftrace_work_loop(1000);
-	bench_one("function_graph", BENCH_CALLS);
+	for (enum ftrace_tracer t = FTRACE_FUNCTION; t <= FTRACE_GRAPH; t++) {
+		if (only != FTRACE_NOP && t != only)
+			continue;
+		rc |= ftrace_set_tracer(t);
+		ftrace_work_loop(1000);
+		bench_one(ftrace_tracer_name(t), BENCH_CALLS);
+	}
 	rc |= ftrace_set_tracer(FTRACE_NOP);
 	rc |= ftrace_set_list(FTRACE_FILTER, filter);
 	rc |= ftrace_set_tracer(was);
@@ -136,15 +138,19 @@ static int cmd_ftrace(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "bench") && argc == 2)
-		return ftrace_bench();
+		return ftrace_bench(FTRACE_NOP);
+	if (!strcmp(argv[1], "bench") && argc == 3 &&
+	    (!strcmp(argv[2], "function") || !strcmp(argv[2], "function_graph")))
+		return ftrace_bench(strcmp(argv[2], "function") ? FTRACE_GRAPH : FTRACE_FUNCTION);
 	if (!strcmp(argv[1], "work") && argc == 2) {
 		ftrace_work_a(1);
 		cprintf("ftrace: work: ftrace_work_a called\n");
 		return 0;
 	}
-	cprintf("error: usage: ftrace [filter|notrace|graph_function LIST|-] | ftrace work|bench\n");
+	cprintf("error: usage: ftrace [filter|notrace|graph_function LIST|-] | ftrace work | "
+		"ftrace bench [function|function_graph]\n");
 	return 1;
 }
-SHELL_COMMAND(ftrace, .name = "ftrace", .usage = "[filter|notrace|graph_function LIST|-|work|bench]",
+SHELL_COMMAND(ftrace, .name = "ftrace", .usage = "[filter|notrace|graph_function LIST|-|work|bench [tracer]]",
 	      .help = "function tracer filters and counters; work: call a->b->c; bench: cost per call",
 	      .fn = cmd_ftrace);
