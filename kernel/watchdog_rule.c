@@ -13,8 +13,7 @@ void wd_begin(struct wd_cpu *w, uint64_t now)
 
 bool wd_touch(struct wd_cpu *w, uint64_t now, uint64_t gap)
 {
-	w->life = now;
-	w->probe = 0;	/* a pending probe proves nothing once life is seen */
+	w->life = now;	/* a pending probe older than this proves nothing (R2) */
 	if (now - w->kick < gap)
 		return false;
 	w->kick = now;
