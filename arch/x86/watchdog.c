@@ -40,6 +40,7 @@
 #include <arch/cpu.h>
 #include <arch/lapic.h>
 #include <arch/percpu.h>
+#include <arch/text_poke.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include <arch/watchdog.h>
@@ -53,6 +54,9 @@
 #define REPORT_STACK_GAP 256		/* bytes left below the interrupted RSP */
 #define REPORT_STACK_MIN 0x10000ull	/* a kernel stack lies above this ... */
 #define REPORT_STACK_MAX 0x100000000ull	/* ... and in the boot identity map */
+
+_Static_assert(VEC_WATCHDOG != VEC_TEXT_SYNC && VEC_WATCHDOG != VEC_CALL &&
+	       VEC_WATCHDOG != VEC_TEST, "the probe's vector is its own");
 
 static uint64_t watchdog_ms = 2000;
 CMDLINE_OPTION(watchdog_ms, .name = "watchdog.ms", .type = OPT_UINT, .var = &watchdog_ms,

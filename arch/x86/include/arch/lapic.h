@@ -8,7 +8,7 @@
 #define VEC_TIMER	0x40	/* LAPIC timer */
 #define VEC_CALL	0xF0	/* cross-CPU call-function IPI */
 #define VEC_TEST	0xF1	/* IPI used by tests */
-#define VEC_WATCHDOG	0xF2	/* the watchdog's probe, a CPU to itself (arch/x86/watchdog.c) */
+#define VEC_WATCHDOG	0xF3	/* the watchdog's probe, a CPU to itself; 0xF2 is VEC_TEXT_SYNC */
 #define VEC_ERROR	0xFE	/* LAPIC error */
 #define VEC_SPURIOUS	0xFF	/* spurious interrupt (no EOI) */
 
