@@ -8,7 +8,7 @@
  * ends the spin after n ms of TSC time (0 = never), so that a run with the
  * watchdog off (watchdog.ms=0) ends: the job then passes, saying the hang
  * was not reported. While an application processor hangs, the boot CPU
- * waits for it, touching its own watchdog (a bounded wait is not a hang).
+ * waits for it in smp_call_wait(), which is not watched (that CPU is).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,7 +16,6 @@
 #include <arch/percpu.h>
 #include <arch/smp.h>
 #include <arch/tsc.h>
-#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/jobs.h"
@@ -79,10 +78,8 @@ bool job_hang(void)
 	else if (!smp_call_async(hang_cpu, hang_here, NULL))
 		return false;
 	else if (!hang_ms)
-		for (;;) {	/* the watchdog's report ends the boot from that CPU */
-			watchdog_touch();
-			cpu_relax();
-		}
+		for (;;)	/* the watchdog's report ends the boot from that CPU */
+			smp_call_wait(hang_cpu, AP_EXTRA_MS);
 	else if (!smp_call_wait(hang_cpu, hang_ms + AP_EXTRA_MS))
 		return false;
 	printk("hang: cpu=%llu ended its hang; the watchdog did not report it\n",

@@ -645,15 +645,19 @@ bool smp_call_wait(unsigned cpu, uint64_t timeout_ms)
 {
 	struct percpu *pc = cpu < cpu_count ? cpus[cpu] : NULL;
 	uint64_t t0 = rdtsc(), lim = ms_to_cycles(timeout_ms);
+	bool paused, done = true;
 
 	if (!pc)
 		return false;
+	paused = watchdog_pause();	/* bounded, and that CPU is watched (arch/watchdog.h) */
 	while (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE)) {
-		if (rdtsc() - t0 > lim)
-			return false;
-		watchdog_touch();	/* waiting for another CPU, bounded: not stuck */
+		if (rdtsc() - t0 > lim) {
+			done = false;
+			break;
+		}
 		cpu_relax();
 	}
-	return true;
+	watchdog_resume(paused);
+	return done;
 }
 

@@ -119,12 +119,35 @@ notrace void watchdog_stop(void)
 	watchdog_work_end();
 }
 
-notrace void watchdog_timer_lent(void)
+notrace bool watchdog_pause(void)
 {
 	struct percpu *pc = this_cpu();
 
+	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_ARMED)
+		return false;
+	lapic_timer_nmi_stop();
+	__atomic_store_n(&pc->wd.state, WD_PAUSED, __ATOMIC_RELAXED);
+	return true;
+}
+
+notrace void watchdog_resume(bool paused)
+{
+	struct percpu *pc = this_cpu();
+
+	if (!paused || __atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_PAUSED)
+		return;		/* the timer was lent meanwhile, or nothing was paused */
+	wd_begin(&pc->wd, rdtsc());
+	__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
+	restart();
+}
+
+notrace void watchdog_timer_lent(void)
+{
+	struct percpu *pc = this_cpu();
+	uint32_t st = __atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED);
+
 	/* The caller reprograms the timer next: no need to stop ours first. */
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) == WD_ARMED)
+	if (st == WD_ARMED || st == WD_PAUSED)
 		__atomic_store_n(&pc->wd.state, WD_LENT, __ATOMIC_RELAXED);
 }
 

@@ -42,6 +42,7 @@ enum wd_state {
 	WD_OFF = 0,	/* not watched: idle, booting, panicking, or watchdog.ms=0 */
 	WD_ARMED,	/* watched: the deadline timer is the watchdog's */
 	WD_LENT,	/* watched work took the LAPIC timer for itself: not watched */
+	WD_PAUSED,	/* waiting for another CPU's call (smp_call_wait): not watched */
 };
 
 struct wd_cpu {

@@ -6,11 +6,18 @@
  * Who is watched (the rule docs/options.md states): a CPU while it runs
  * work -- the boot CPU from the first job to the last, an application
  * processor while it runs a cross-CPU call -- and not while idle, booting,
- * or while that work has the LAPIC timer for itself (lapic_timer_periodic()
- * or _oneshot() until lapic_timer_stop()). Work that runs longer than
- * watchdog.ms with interrupts off on purpose calls watchdog_touch(), as
- * Linux's touch_nmi_watchdog(): the job runner, the ktest runner and
- * smp_call_wait() do.
+ * while that work has the LAPIC timer for itself (lapic_timer_periodic()
+ * or _oneshot() until lapic_timer_stop()), or while it waits for another
+ * CPU's call in smp_call_wait() (bounded by its own timeout; the CPU it
+ * waits for is watched). Work that runs longer than watchdog.ms with
+ * interrupts off on purpose calls watchdog_touch(), as Linux's
+ * touch_nmi_watchdog(): the job runner, the ktest runner and the dump's
+ * output do.
+ *
+ * A pause is one call at each end of the wait, not a touch in its loop:
+ * under icount a waiting CPU's instructions are charged to the virtual
+ * time the CPU it waits for measures (the vCPUs take turns), so a touch
+ * per turn showed in a benchmark's figures.
  */
 #ifndef ARCH_WATCHDOG_H
 #define ARCH_WATCHDOG_H
@@ -24,6 +31,9 @@ void watchdog_init(void);
 /* This CPU starts or ends watched work (the job runner, an AP's call). */
 void watchdog_work_begin(void);
 void watchdog_work_end(void);
+/* This CPU waits for another's call: not watched until watchdog_resume(its result). */
+bool watchdog_pause(void);
+void watchdog_resume(bool paused);
 /* This CPU stops being watched for good (the panic path). */
 void watchdog_stop(void);
 
