@@ -7,9 +7,11 @@
  * work -- the boot CPU from the first job to the last, an application
  * processor while it runs a cross-CPU call -- and not while idle, booting,
  * while that work has the LAPIC timer for itself (lapic_timer_periodic()
- * or _oneshot() until lapic_timer_stop()), or while it waits for another
- * CPU's call in smp_call_wait() (bounded by its own timeout; the CPU it
- * waits for is watched). Work that runs longer than watchdog.ms with
+ * or _oneshot() until lapic_timer_stop()), or while it waits, bounded by a
+ * timeout of its own, for other CPUs that are watched themselves
+ * (watchdog_pause(): smp_call_wait(), text_sync(), a buffer
+ * reconfiguration's confirmations, run=fault's start) or for a person
+ * (run=echo's line). Work that runs longer than watchdog.ms with
  * interrupts off on purpose calls watchdog_touch(), as Linux's
  * touch_nmi_watchdog(): the job runner, the ktest runner and the dump's
  * output do.
