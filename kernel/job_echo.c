@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <arch/cpu.h>
 #include <arch/tsc.h>
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/jobs.h"
@@ -24,9 +25,11 @@ bool job_echo(void)
 	size_t len = 0;
 	long long start = tsc_now_ns(), limit = (long long)echo_wait_s * 1000000000ll;
 	uint64_t polls = 0;
+	bool paused;
 
 	printk("echo: type a line and press Enter (waiting %llu s)\n",
 	       (unsigned long long)echo_wait_s);
+	paused = watchdog_pause();	/* waiting for a person, bounded by echo.wait_s */
 	for (;;) {
 		int ch = console_getc();
 		if (ch < 0) {
@@ -37,6 +40,7 @@ bool job_echo(void)
 					console_write("\n", 1);
 				printk("echo: no complete line within %llu s; giving up\n",
 				       (unsigned long long)echo_wait_s);
+				watchdog_resume(paused);
 				return false;
 			}
 			cpu_relax();
@@ -53,6 +57,7 @@ bool job_echo(void)
 			console_write(&c, 1);	/* what was typed, as typed */
 		}
 	}
+	watchdog_resume(paused);
 	line[len] = '\0';
 	console_write("\n", 1);
 	printk("echo: %s\n", line);

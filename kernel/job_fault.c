@@ -17,6 +17,7 @@
 #include <arch/percpu.h>
 #include <arch/smp.h>
 #include <arch/tsc.h>
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/jobs.h"
@@ -71,9 +72,11 @@ static void background(void *arg)
 static void wait_for(uint32_t *ctr, uint32_t n)
 {
 	long long t0 = tsc_now_ns();
+	bool paused = watchdog_pause();	/* bounded, and the CPUs waited for are watched */
 
 	while (__atomic_load_n(ctr, __ATOMIC_ACQUIRE) < n && tsc_now_ns() - t0 < READY_WAIT_NS)
 		cpu_relax();
+	watchdog_resume(paused);
 }
 
 static uint32_t background_cpus;	/* how many run background() */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/bench.h"
@@ -16,7 +17,7 @@
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", "dump", "marks", "triple", NULL };
+static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", "dump", "marks", "triple", "hang", NULL };
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -43,6 +44,8 @@ static bool run_one(const char *name, size_t len)
 		return job_echo();
 	if (len == 5 && !strncmp(name, "marks", 5))
 		return job_marks();
+	if (len == 4 && !strncmp(name, "hang", 4))
+		return job_hang();
 	if (len == 6 && !strncmp(name, "triple", 6))
 		return job_triple();
 	if (len == 4 && !strncmp(name, "dump", 4))
@@ -55,15 +58,18 @@ void jobs_run(void)
 	bool ok = true;
 	const char *p = run_list;
 
+	watchdog_work_begin();	/* jobs are the boot CPU's watched work */
 	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		printk("run: job=%.*s\n", (int)len, p);
+		watchdog_touch();
 		bool r = run_one(p, len);
 		printk("run: job=%.*s result=%s\n", (int)len, p, r ? "pass" : "fail");
 		ok = ok && r;
 		p += len + (end ? 1 : 0);
 	}
+	watchdog_work_end();
 	if (exit_when_done) {
 		printk("run: done result=%s; exiting\n", ok ? "pass" : "fail");
 		machine_exit(ok);

@@ -1,4 +1,5 @@
 /* KTAP runner for the tests registered with KTEST(). */
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/ktest.h"
@@ -52,6 +53,7 @@ bool ktest_run(const char *sel)
 	for (const struct ktest *t = __start_ktests; t < __stop_ktests; t++) {
 		if (!selected(sel, t->name))
 			continue;
+		watchdog_touch();	/* each test is watched from its start */
 		const char *why = t->fn();
 		bool skip = why && !strncmp(why, "SKIP ", 5);
 		i++;

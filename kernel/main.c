@@ -17,6 +17,7 @@
 #include <arch/tsc.h>
 #include <arch/uart.h>
 #include <arch/vga.h>
+#include <arch/watchdog.h>
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -76,6 +77,7 @@ void kernel_main(uint32_t mbi_phys)
 	ftrace_boot();					/* ftrace=: the tracer from here on */
 	smp_init();					/* start APs, measure their TSCs */
 	tracing_init();					/* the APs' ring buffers, recording */
+	watchdog_init();				/* watchdog.ms=: jobs and calls watched */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

@@ -32,6 +32,7 @@
 #include <arch/percpu.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/dump.h"
@@ -113,6 +114,7 @@ void panic_begin(struct trap_frame *f)
 	uint32_t me = this_cpu()->cpu, owner = NO_CPU;
 
 	irq_disable();
+	watchdog_stop();	/* the report and dump may take long with interrupts off */
 	fault_rip[me] = f->rip ? f->rip : 1;	/* read only if another CPU owns the report */
 	tracing_stop();
 	if (__atomic_compare_exchange_n(&panic_cpu, &owner, me, false, __ATOMIC_ACQ_REL,
@@ -175,6 +177,11 @@ static __noinline void inject_fault(void)
 
 void panic_end(void)
 {
+	panic_end_as(PERSIST_END_PANIC);
+}
+
+void panic_end_as(uint32_t end)
+{
 	struct percpu *pc = this_cpu();
 	unsigned others = 0, answered = 0;
 
@@ -195,7 +202,7 @@ void panic_end(void)
 	int fl = ring_buffer_flush(pc->rb);
 	printk("panic: stopped=%u/%u flush=%d dump=%s last=%llu\n", answered, others, fl,
 	       panic_dump_sel, (unsigned long long)panic_dump_last);
-	persist_mark_end(PERSIST_END_PANIC);	/* every writer stopped: seal the range */
+	persist_mark_end(end);	/* every writer stopped: seal the range */
 	if (!cmdline_list_has(panic_dump_sel, "none")) {
 		if (panic_inject)
 			inject_fault();

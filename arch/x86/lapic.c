@@ -20,6 +20,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/tracing.h"
+#include <arch/watchdog.h>
 
 #define MSR_APIC_BASE		0x1B
 #define APIC_BASE_ENABLE	(1ull << 11)
@@ -295,6 +296,7 @@ void lapic_timer_periodic(uint32_t hz)
 {
 	if (!lapic_timer_hz || !hz)
 		return;
+	watchdog_timer_lent();	/* the work's now: this CPU is not watched until it stops it */
 	wr(REG_TIMER_DIV, TIMER_DIV_16);
 	wr(REG_LVT_TIMER, LVT_PERIODIC | VEC_TIMER);
 	wr(REG_TIMER_INIT, (uint32_t)(lapic_timer_hz / hz ? lapic_timer_hz / hz : 1));
@@ -307,6 +309,7 @@ void lapic_timer_oneshot(uint64_t ns)
 	if (!lapic_timer_hz)
 		return;
 	count = (uint64_t)((unsigned __int128)ns * lapic_timer_hz / 1000000000ull);
+	watchdog_timer_lent();
 	wr(REG_TIMER_DIV, TIMER_DIV_16);
 	wr(REG_LVT_TIMER, VEC_TIMER);
 	wr(REG_TIMER_INIT, count ? (count > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)count) : 1);
@@ -316,4 +319,29 @@ void lapic_timer_stop(void)
 {
 	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
 	wr(REG_TIMER_INIT, 0);
+	watchdog_timer_returned();	/* watched again if the work was */
+}
+
+/*
+ * The watchdog's deadline: one-shot, NMI delivery (the vector field is
+ * ignored for NMI, SDM vol. 3A 11.5.1), so it is taken with interrupts off.
+ * Only arch/x86/watchdog.c calls these; the lapic_timer_* above are the
+ * work's and tell the watchdog when they take the timer and give it back.
+ */
+void lapic_timer_nmi_oneshot(uint32_t count)
+{
+	wr(REG_TIMER_DIV, TIMER_DIV_16);
+	wr(REG_LVT_TIMER, LVT_NMI | VEC_TIMER);
+	wr(REG_TIMER_INIT, count ? count : 1);
+}
+
+void lapic_timer_nmi_stop(void)
+{
+	wr(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+	wr(REG_TIMER_INIT, 0);
+}
+
+bool lapic_timer_expired(void)
+{
+	return rd_timer_current() == 0;
 }

@@ -56,6 +56,7 @@
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include <arch/tsc_inject.h>
+#include <arch/watchdog.h>
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -265,7 +266,9 @@ static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
 			continue;
 		}
 		irq_enable();
+		watchdog_work_begin();	/* a call is watched work; idle is not */
 		fn(pc->call_arg);
+		watchdog_work_end();
 		__atomic_store_n(&pc->call_done, pc->call_done + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&pc->call_fn, NULL, __ATOMIC_RELEASE);
 	}
@@ -642,14 +645,19 @@ bool smp_call_wait(unsigned cpu, uint64_t timeout_ms)
 {
 	struct percpu *pc = cpu < cpu_count ? cpus[cpu] : NULL;
 	uint64_t t0 = rdtsc(), lim = ms_to_cycles(timeout_ms);
+	bool paused, done = true;
 
 	if (!pc)
 		return false;
+	paused = watchdog_pause();	/* bounded, and that CPU is watched (arch/watchdog.h) */
 	while (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE)) {
-		if (rdtsc() - t0 > lim)
-			return false;
+		if (rdtsc() - t0 > lim) {
+			done = false;
+			break;
+		}
 		cpu_relax();
 	}
-	return true;
+	watchdog_resume(paused);
+	return done;
 }
 

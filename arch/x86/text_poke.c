@@ -64,6 +64,7 @@
 #include <arch/text_poke.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
+#include <arch/watchdog.h>
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/spinlock.h"
@@ -177,12 +178,13 @@ bool text_sync(void)
 {
 	unsigned self = this_cpu()->cpu;
 	uint64_t gen = __atomic_add_fetch(&sync_gen, 1, __ATOMIC_RELEASE);
-	bool ok = true;
+	bool ok = true, paused;
 
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (c != self && cpus[c] && cpus[c]->online)
 			lapic_send_ipi(cpus[c]->apic_id, VEC_TEXT_SYNC);
 	serialize();
+	paused = watchdog_pause();	/* a bounded wait for the others, who are watched */
 	for (unsigned c = 0; c < cpu_count; c++) {
 		uint64_t t0 = rdtsc(), lim = ms_to_cycles(TEXT_SYNC_TIMEOUT_MS);
 		if (c == self || !cpus[c] || !cpus[c]->online)
@@ -199,6 +201,7 @@ bool text_sync(void)
 			cpu_relax();
 		}
 	}
+	watchdog_resume(paused);
 	return ok;
 }
 

@@ -8,6 +8,7 @@
 #define KERNEL_PANIC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <arch/trap.h>
 
 /*
@@ -19,6 +20,8 @@
 void panic_begin(struct trap_frame *f);
 /* The owner, after its register report: stop the others, dump, end. */
 void __attribute__((noreturn)) panic_end(void);
+/* The same, recording end (a PERSIST_END_*, e.g. the watchdog's) as how the boot ended. */
+void __attribute__((noreturn)) panic_end_as(uint32_t end);
 /* From the NMI handler: stops this CPU for good if another one panics; else returns. */
 void panic_nmi(struct trap_frame *f);
 

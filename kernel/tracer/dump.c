@@ -21,6 +21,7 @@
 #include <arch/cpu.h>
 #include <arch/percpu.h>
 #include <arch/tsc.h>
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/dump.h"
@@ -326,15 +327,22 @@ static const char *fmt_at(const void *ctx, uint32_t i, uint64_t *addr)
 	return __start_trace_printk_fmts[i];
 }
 
+/*
+ * A dump of a full buffer over a serial line takes seconds with interrupts
+ * off: each piece written is progress for the watchdog (as Linux's serial
+ * console touches the NMI watchdog while it waits for the line).
+ */
 static void sink_text(void *ctx, const void *buf, size_t len)
 {
 	(void)ctx;
+	watchdog_touch();
 	console_write(buf, len);
 }
 
 static void sink_raw(void *ctx, const void *buf, size_t len)
 {
 	(void)ctx;
+	watchdog_touch();
 	console_write_raw_held(buf, len);	/* dump_bin holds the console */
 }
 

@@ -51,6 +51,7 @@
 #include <arch/percpu.h>
 #include <arch/smp.h>
 #include <arch/tsc.h>
+#include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
@@ -215,7 +216,7 @@ static bool confirmed(unsigned c, uint64_t e)
 static bool switch_out(uint32_t wait_ms)
 {
 	unsigned self = this_cpu()->cpu, waiting = 0;
-	bool posted[MAX_CPUS];
+	bool posted[MAX_CPUS], paused;
 	uint64_t e, t0, lim = (tsc.hz ? tsc.hz : 3000000000ull) / 1000 * wait_ms;
 
 	if (arch_trace_level() != 0 || (buffers[self] && (__atomic_load_n(&buffers[self]->nest,
@@ -245,6 +246,7 @@ static bool switch_out(uint32_t wait_ms)
 		waiting++;
 	}
 	t0 = rdtsc();
+	paused = watchdog_pause();	/* a bounded wait for the others, who are watched */
 	while (waiting && rdtsc() - t0 < lim) {
 		waiting = 0;
 		for (unsigned c = 0; c < cpu_count; c++)
@@ -252,6 +254,7 @@ static bool switch_out(uint32_t wait_ms)
 				waiting++;
 		cpu_relax();	/* under icount, lets the others run */
 	}
+	watchdog_resume(paused);
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (posted[c])
 			smp_call_wait(c, wait_ms);

@@ -70,7 +70,7 @@ def test_bad_command_line_is_reported_and_boot_continues(qemu):
     assert r.rc == 0, r.out
     assert r.has(r"^cmdline: unknown option 'bogus'; ignored")
     assert r.has(r"^cmdline: run=ktest,nope: invalid value: 'nope' is not known; "
-                 r"accepted: comma-separated ktest\|fault\|shell\|echo\|demo\|bench\|dump\|marks\|triple; left unchanged$"), r.out
+                 r"accepted: comma-separated ktest\|fault\|shell\|echo\|demo\|bench\|dump\|marks\|triple\|hang; left unchanged$"), r.out
     assert r.has(r"^cmdline: exit=maybe: invalid value: accepted: exit, exit=yes\|no; left unchanged$")
     assert r.ktap() == {"pmm_alloc_free": True}
 

@@ -8,6 +8,7 @@
 #define VEC_TIMER	0x40	/* LAPIC timer */
 #define VEC_CALL	0xF0	/* cross-CPU call-function IPI */
 #define VEC_TEST	0xF1	/* IPI used by tests */
+#define VEC_WATCHDOG	0xF3	/* the watchdog's probe, a CPU to itself; 0xF2 is VEC_TEXT_SYNC */
 #define VEC_ERROR	0xFE	/* LAPIC error */
 #define VEC_SPURIOUS	0xFF	/* spurious interrupt (no EOI) */
 
@@ -35,5 +36,9 @@ void lapic_timer_calibrate(void);
 void lapic_timer_periodic(uint32_t hz);
 void lapic_timer_oneshot(uint64_t ns);
 void lapic_timer_stop(void);
+/* The watchdog's: one-shot deadline delivered as an NMI; stop; has it run out? */
+void lapic_timer_nmi_oneshot(uint32_t count);
+void lapic_timer_nmi_stop(void);
+bool lapic_timer_expired(void);
 
 #endif

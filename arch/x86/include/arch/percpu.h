@@ -19,6 +19,7 @@
 #include "baretrace/compiler.h"
 #include "trace/clock.h"
 #include "trace/events.h"
+#include "kernel/watchdog_rule.h"
 
 struct rb_cpu_buffer;
 
@@ -80,6 +81,8 @@ struct percpu {
 	void *volatile call_arg;		/* its argument */
 	uint32_t call_from;			/* CPU that posted it */
 	volatile uint64_t call_done;		/* completions, bumped after fn */
+
+	struct wd_cpu wd;		/* hard-lockup watchdog: this CPU only (arch/x86/watchdog.c) */
 
 	struct clock_latch clock __aligned(CACHELINE_SIZE); /* this CPU's cycles->ns */
 

@@ -37,5 +37,7 @@ trap_handler_t trap_get_handler(unsigned vector);
 /* Print the register dump and backtrace for f, then leave with failure. */
 void trap_dispatch(struct trap_frame *f);	/* from every vector stub (isr.asm) */
 void __attribute__((noreturn)) trap_fatal(struct trap_frame *f, const char *why);
+/* "Backtrace:", f's RIP and its frame-pointer chain, one symbol a line. */
+void trap_backtrace(const struct trap_frame *f);
 
 #endif
