@@ -69,7 +69,7 @@ static int wait_key(void)
 		int ch = console_getc();
 		if (ch >= 0)
 			return ch;
-		clock_watchdog_poll();	/* a check if one is due (boot CPU) */
+		clock_watchdog_poll(true);	/* a check if one is due (boot CPU) */
 		cpu_sleep_until_irq();
 		irq_disable();
 	}

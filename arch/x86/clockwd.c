@@ -9,10 +9,14 @@
  * DUMP_CLOCK_TRUSTED): every CPU's for a drift, since they share a rate;
  * the one CPU's for a skew change.
  *
- * Where it runs.  A poll, clock_watchdog_poll(), from the boot CPU's task
- * level where it waits anyway: the shell between keys (woken at 1 kHz by
- * its LAPIC timer) and the demo's loop.  It costs one rdtsc and a compare
- * until a check is due.  Not a timer interrupt: the LAPIC timer belongs to
+ * Where it runs.  It starts at the end of bring-up (clock_watchdog_init():
+ * its line, and inject.tsc_step=).  Checks run from a poll,
+ * clock_watchdog_poll(), at the boot CPU's task level where it waits
+ * anyway: the shell between keys (woken at 1 kHz by its LAPIC timer) and
+ * the demo's loop.  It costs one rdtsc and a compare until a check is
+ * due.  A report prints at once, wherever it is found; from the shell
+ * (quiet) a skew re-measure the AP did not answer is only counted, since
+ * a line there would split the prompt for a matter of host scheduling.  Not a timer interrupt: the LAPIC timer belongs to
  * the jobs (the demo's ticks) and the hard-lockup watchdog, and a check
  * from an interrupt would stop whatever the boot CPU was tracing for the
  * length of the skew re-measure.  What is not checked when:
@@ -85,7 +89,7 @@ CMDLINE_OPTION(clock_watchdog_ref, .name = "clock.watchdog_ref", .type = OPT_ENU
 enum wd_state { WD_NEW, WD_ON, WD_OFF };
 
 static struct {
-	enum wd_state state;		/* set by the first poll */
+	enum wd_state state;		/* set by clock_watchdog_init() */
 	int ref_id;			/* TSC_REF_HPET or TSC_REF_PMTIMER */
 	const char *ref_name;		/* its name in lines */
 	struct clockwd_ref ref;		/* width, period, calibration figure */
@@ -152,7 +156,7 @@ static int choose_ref(const char **why)
 	return pmt ? TSC_REF_PMTIMER : -1;
 }
 
-static void start(void)
+void clock_watchdog_init(void)
 {
 	const char *why = NULL;
 	char err[32];
@@ -248,7 +252,7 @@ static void check_drift(void)
 	       clockwd_fmt_ppm(b, sizeof(b), (int64_t)d.bound_ppb));
 }
 
-static void check_skew(unsigned c)
+static void check_skew(unsigned c, bool quiet)
 {
 	struct percpu *pc = cpus[c];
 	struct wd_cpu *k = &wd_cpu[c];
@@ -260,8 +264,8 @@ static void check_skew(unsigned c)
 	if (r == SMP_RESYNC_NONE)
 		return;
 	if (r != SMP_RESYNC_OK) {
-		if (k->missed++)
-			return;		/* said once; counted */
+		if (k->missed++ || quiet)
+			return;		/* said once (never in the shell); counted */
 		if (r == SMP_RESYNC_VECTOR)
 			printk("clock: watchdog: cpu=%u cannot be asked: vector 0x%x is taken; its "
 			       "skew is not re-measured\n", c, VEC_TSC_RESYNC);
@@ -290,15 +294,11 @@ static void check_skew(unsigned c)
 	       (long long)pc->tsc_skew, (long long)skew, (unsigned long long)bound);
 }
 
-void clock_watchdog_poll(void)
+void clock_watchdog_poll(bool quiet)
 {
 	static bool busy;
 
-	if (wd.state == WD_OFF || this_cpu()->cpu != 0)
-		return;
-	if (wd.state == WD_NEW)
-		start();
-	if (wd.state != WD_ON || busy)
+	if (wd.state != WD_ON || this_cpu()->cpu != 0 || busy)
 		return;
 	if (!tracing_on()) {
 		wd.have_base = false;	/* nothing recorded: start afresh when it is */
@@ -312,7 +312,7 @@ void clock_watchdog_poll(void)
 	if (!first)
 		for (unsigned c = 1; c < cpu_count; c++)
 			if (cpus[c] && cpus[c]->online)
-				check_skew(c);
+				check_skew(c, quiet);
 	busy = false;
 }
 
@@ -322,7 +322,7 @@ void clock_watchdog_print(void)
 
 	if (wd.state != WD_ON) {
 		cprintf("clock: watchdog: %s\n", opt_ms ? (wd.state == WD_NEW ? "not started "
-			"(no poll yet)" : "off (see its boot line)") : "off (clock.watchdog_ms=0)");
+			"(no CPUs brought up)" : "off (see its boot line)") : "off (clock.watchdog_ms=0)");
 		return;
 	}
 	cprintf("clock: watchdog: ref=%s interval_ms=%llu checks=%llu skipped=%llu drift_ppm=%s "

@@ -49,6 +49,7 @@
  */
 #include <stddef.h>
 #include <arch/acpi.h>
+#include <arch/clockwd.h>
 #include <arch/cpu.h>
 #include <arch/lapic.h>
 #include <arch/percpu.h>
@@ -643,6 +644,7 @@ void smp_init(void)
 	}
 	printk("smp: online=%u present=%u bringup_ms=%llu\n", cpus_online, present,
 	       (unsigned long long)(tsc.hz ? (rdtsc() - t0) / (tsc.hz / 1000) : 0));
+	clock_watchdog_init();	/* after bring-up: re-measures what was just measured */
 }
 
 bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)

@@ -76,7 +76,7 @@ static void demo_cpu(void *arg)
 			next_ipi += DEMO_IPI_US * us;
 		}
 		if (pc->cpu == 0)
-			clock_watchdog_poll();	/* a check if one is due */
+			clock_watchdog_poll(false);	/* a check if one is due */
 		cpu_relax();
 	}
 	lapic_timer_stop();
