@@ -28,6 +28,7 @@ DECODE = ROOT / "build" / "tools" / "baretrace-decode"
 ICOUNT_HZ = 10**9
 # One demo of 200 ms, checked every 40 ms: four or five intervals.
 BASE = "run=demo exit demo.ms=200 clock.watchdog_ms=40"
+SHORT = "run=demo exit demo.ms=130 clock.watchdog_ms=40"
 
 
 def ppb(decimal):
@@ -111,7 +112,8 @@ def test_drift_above_bound_marks_every_cpu(qemu, tmp_path):
     the kernel's text dump and in the decoded binary dump; no skew change
     (all CPUs drift alike)."""
     cap = tmp_path / "serial.bin"
-    r = qemu(f"{BASE} clock=hpet inject.tsc_drift_ppm=50 dump=text,bin dump.last=4", smp=2,
+    # Every TSC read traps with the option: a shorter demo (three reads, two intervals).
+    r = qemu(f"{SHORT} clock=hpet inject.tsc_drift_ppm=50 dump=text,bin dump.last=4", smp=2,
              icount=True, timeout=240, serial=cap)
     assert r.rc == 0, r.out
     rep = r.all(r"^clock: watchdog: tsc drift ")
@@ -124,7 +126,7 @@ def test_drift_above_bound_marks_every_cpu(qemu, tmp_path):
     assert abs(fig - predicted_ppb(base_hz, 50)) <= bound, (rep[0], base_hz)
     assert fig > bound and 38 <= ms <= 42
     s, cpus = summary(r)
-    assert int(s["exceeded"]) == int(s["checks"]) >= 3, s
+    assert int(s["exceeded"]) == int(s["checks"]) >= 2, s
     assert cpus[1]["changed"] == "no", cpus
     assert not r.has(r"tsc skew changed"), r.out
     assert trusted(r) == {0: "no", 1: "no"}, r.out
@@ -147,7 +149,7 @@ def test_drift_above_bound_marks_every_cpu(qemu, tmp_path):
 def test_drift_below_bound_is_not_reported(qemu):
     """3 ppm injected against the PM timer (calibration bound some ppm): the
     figure follows the drift but stays inside the bound, nothing reported."""
-    r = qemu("run=demo exit demo.ms=200 clock.watchdog_ms=60 clock=pmtimer "
+    r = qemu("run=demo exit demo.ms=130 clock.watchdog_ms=60 clock=pmtimer "
              "inject.tsc_drift_ppm=3 dump=none", smp=1, icount=True, timeout=240)
     assert r.rc == 0, r.out
     assert r.fields(r"^clock: watchdog: on: ")["ref"] == "pmtimer"
@@ -168,7 +170,7 @@ def test_step_on_one_ap(qemu):
     """A 10^6-cycle step on cpu 2 once the watchdog starts: cpu 2's change is
     reported, within its bound of 10^6, and it alone is untrusted."""
     step = 10**6
-    r = qemu(f"{BASE} clock=hpet inject.tsc_step={step} inject.tsc_step_cpu=2 dump=none",
+    r = qemu(f"{SHORT} clock=hpet inject.tsc_step={step} inject.tsc_step_cpu=2 dump=none",
              smp=3, icount=True, timeout=240)
     assert r.rc == 0, r.out
     assert r.has(rf"^tsc: inject\.tsc_step={step}: cpu=2's TSC jumped"), r.out
