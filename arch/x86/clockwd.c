@@ -115,14 +115,23 @@ static struct wd_cpu {
 	bool reported;			/* a change was reported, clock untrusted */
 } wd_cpu[MAX_CPUS];
 
-/* One bracketed read of the reference: the tightest of SAMPLE_TRIES. */
+/*
+ * One bracketed read of the reference: the tightest of SAMPLE_TRIES.
+ * lfence; rdtsc; lfence around the read: rdtsc is not ordered with the
+ * loads around it (Intel SDM, RDTSC), and the bracket must hold the read
+ * (calibration's 50 ms windows are less sensitive to it than a 10 ms
+ * interval).
+ */
 static struct clockwd_sample sample(void)
 {
 	struct clockwd_sample best = { 0 }, s;
 
 	for (int i = 0; i < SAMPLE_TRIES; i++) {
+		__asm__ __volatile__("lfence" ::: "memory");
 		s.tsc_before = rdtsc();
+		__asm__ __volatile__("lfence" ::: "memory");
 		s.ref = wd.ref_id == TSC_REF_HPET ? hpet_read() : pmtimer_read();
+		__asm__ __volatile__("lfence" ::: "memory");
 		s.tsc_after = rdtsc();
 		if (i == 0 || s.tsc_after - s.tsc_before < best.tsc_after - best.tsc_before)
 			best = s;
@@ -137,9 +146,9 @@ static int choose_ref(const char **why)
 	bool hpet = hpet_ready(), pmt = pmtimer_ready();
 	uint64_t hz, e_hpet = UINT64_MAX, e_pmt = UINT64_MAX;
 
-	if (hpet && tsc_ref_result(TSC_REF_HPET, &hz, &e_hpet) == false)
+	if (hpet && !tsc_ref_result(TSC_REF_HPET, &hz, &e_hpet))
 		hpet = false;
-	if (pmt && tsc_ref_result(TSC_REF_PMTIMER, &hz, &e_pmt) == false)
+	if (pmt && !tsc_ref_result(TSC_REF_PMTIMER, &hz, &e_pmt))
 		pmt = false;
 	if (opt_ref == 1 || opt_ref == 2) {
 		bool ok = opt_ref == 1 ? hpet : pmt;
