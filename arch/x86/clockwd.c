@@ -171,6 +171,7 @@ void clock_watchdog_init(void)
 	char err[32];
 
 	wd.state = WD_OFF;
+	tsc_inject_step();	/* inject.tsc_step=: after bring-up, before any re-measure */
 	if (!opt_ms)
 		return;		/* off, as asked: nothing to say */
 	if (!tsc.hz) {
@@ -214,7 +215,6 @@ void clock_watchdog_init(void)
 	       "skew_wait_ms=%u\n", wd.ref_name, (unsigned long long)wd.interval_ms,
 	       (unsigned long long)wd.ref.base_hz,
 	       clockwd_fmt_ppm(err, sizeof(err), (int64_t)wd.ref.base_err_ppb), SKEW_WAIT_MS);
-	tsc_inject_step();	/* inject.tsc_step=: after bring-up, before the first re-measure */
 }
 
 static void mark_untrusted(struct percpu *pc)

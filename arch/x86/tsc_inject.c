@@ -54,10 +54,10 @@
  *     comparison with another clock can see it.  |ppm| < 10^6 keeps every
  *     reading increasing.
  *   - inject.tsc_step=<cycles> (on inject.tsc_step_cpu=, default 1): once
- *     the watchdog starts, after bring-up, that CPU's TSC jumps by that
- *     many cycles (its tsc_inject grows by it, one aligned store the
- *     owner's next trap reads), as a TSC written by firmware or reset by a
- *     deep sleep state would.
+ *     bring-up ends (clock_watchdog_init(), watchdog on or off), that
+ *     CPU's TSC jumps by that many cycles (its tsc_inject grows by it, one
+ *     aligned store the owner's next trap reads), as a TSC written by
+ *     firmware or reset by a deep sleep state would.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
@@ -94,7 +94,7 @@ static int64_t inject_step;
 CMDLINE_OPTION(inject_tsc_step, .name = "inject.tsc_step", .type = OPT_INT,
 	       .var = &inject_step, .min = (uint64_t)-SKEW_MAX, .max = (uint64_t)SKEW_MAX,
 	       .help = "test facility: one CPU's TSC (inject.tsc_step_cpu=) jumps this many cycles "
-		       "when the clock watchdog starts; 0 = off");
+		       "at the end of bring-up; 0 = off");
 
 static uint64_t inject_step_cpu = 1;
 CMDLINE_OPTION(inject_tsc_step_cpu, .name = "inject.tsc_step_cpu", .type = OPT_UINT,
@@ -240,7 +240,7 @@ int64_t tsc_inject_init(void)
 		       "reads that many ppm fast from now on\n", (long long)drift_ppm, n);
 	if (inject_step)
 		printk("tsc: inject.tsc_step=%lld: %u TSC reads rewritten; cpu=%llu's TSC will "
-		       "jump when the clock watchdog starts\n", (long long)inject_step, n,
+		       "jump at the end of bring-up\n", (long long)inject_step, n,
 		       (unsigned long long)inject_step_cpu);
 	return skew;
 }
