@@ -39,7 +39,7 @@ ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
+	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c
@@ -51,7 +51,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
 	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c
-TRACE_SRCS := trace/clock.c trace/calib.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
+TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c

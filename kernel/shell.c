@@ -13,6 +13,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <arch/clockwd.h>
 #include <arch/cpu.h>
 #include <arch/lapic.h>
 #include "kernel/console.h"
@@ -68,6 +69,7 @@ static int wait_key(void)
 		int ch = console_getc();
 		if (ch >= 0)
 			return ch;
+		clock_watchdog_poll(true);	/* a check if one is due (boot CPU) */
 		cpu_sleep_until_irq();
 		irq_disable();
 	}

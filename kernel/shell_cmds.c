@@ -1,5 +1,6 @@
 /* Shell commands about the machine: clock, cpus, ktest, poweroff, reboot. */
 #include <stddef.h>
+#include <arch/clockwd.h>
 #include <arch/exit.h>
 #include <arch/lapic.h>
 #include <arch/percpu.h>
@@ -37,6 +38,7 @@ static int cmd_clock(int argc, char **argv)
 			(long long)pc->tsc_skew,
 			(long long)pc->tsc_skew_uncert, pc->tsc_trusted ? "yes" : "no");
 	}
+	clock_watchdog_print();
 	return 0;
 }
 SHELL_COMMAND(clock, .name = "clock", .usage = "",

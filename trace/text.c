@@ -401,7 +401,8 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 		seen |= 1u << clock_state(ks[i].c);
 	if (seen & (1u << TRACE_CLOCK_UNTRUSTED)) {
 		line_add(&l, "# U: clock=untrusted: the kernel could not bound this CPU's TSC "
-			 "skew, or its TSC went backwards; its times may be off against other CPUs'");
+			 "skew, or its TSC went backwards, or the clock watchdog saw it drift or "
+			 "step; its times may be off against other CPUs'");
 		line_put(&l, out);
 	}
 	if (seen & (1u << TRACE_CLOCK_MISSING)) {

@@ -28,6 +28,8 @@ void pmtimer_init(uint16_t p, unsigned bits)
 }
 
 bool pmtimer_ready(void) { return port != 0; }
+uint32_t pmtimer_read(void) { return inl(port) & mask; }
+uint32_t pmtimer_mask(void) { return mask; }
 
 const char *pmtimer_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles)
 {

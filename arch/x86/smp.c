@@ -49,6 +49,7 @@
  */
 #include <stddef.h>
 #include <arch/acpi.h>
+#include <arch/clockwd.h>
 #include <arch/cpu.h>
 #include <arch/lapic.h>
 #include <arch/percpu.h>
@@ -290,17 +291,35 @@ notrace void ap_entry(struct percpu *pc)
 /* ---- BSP side ----------------------------------------------------------- */
 
 /*
+ * How long a ping-pong may take and where its answers are.  Bring-up waits
+ * long (the AP has nothing else to do); the clock watchdog's re-measure is
+ * bounded as a whole by hard_ms and keeps the samples it has if that runs out.
+ */
+struct pingpong_limits {
+	uint64_t max_ms;		/* searching, once the probe samples are in */
+	uint64_t wait_ms;		/* one round trip */
+	uint64_t hard_ms;		/* everything, 0 = no such bound */
+	uint64_t seq_base;		/* requests are seq_base + 2i + 1 (a generation) */
+	volatile uint64_t *ap_tsc;	/* where the AP leaves its reading */
+};
+
+static const struct pingpong_limits bringup_limits = {
+	PINGPONG_MAX_MS, SYNC_WAIT_MS, 0, 0, &sync.ap_tsc
+};
+
+/*
  * Measure the AP's skew; *out is written only when at least one round trip
  * completed, so a failed re-measurement leaves the caller's last verdict.
  */
-static bool smp_pingpong(struct skew_sample *out)
+static bool smp_pingpong(struct skew_sample *out, const struct pingpong_limits *pl)
 {
-	uint64_t best = UINT64_MAX, t_start = rdtsc(), lim = ms_to_cycles(PINGPONG_MAX_MS);
+	uint64_t best = UINT64_MAX, t_start = rdtsc(), lim = ms_to_cycles(pl->max_ms);
+	uint64_t hard = pl->hard_ms ? ms_to_cycles(pl->hard_ms) : UINT64_MAX;
 	uint64_t best_mode[2] = { UINT64_MAX, UINT64_MAX };
 	struct skew_sample m = { 0 };
 	unsigned n = 0;
 
-	__atomic_store_n(&sync.seq, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sync.seq, pl->seq_base, __ATOMIC_RELEASE);
 	__atomic_store_n(&sync.phase, SYNC_PINGPONG, __ATOMIC_RELEASE);
 	uint64_t good = tsc.hz / 1000000 * PINGPONG_GOOD_NS / 1000;
 
@@ -310,20 +329,28 @@ static bool smp_pingpong(struct skew_sample *out)
 		/* Probe both spin modes, then keep the faster one. */
 		sync.use_pause = i < PROBE_SAMPLES ? (i & 1) : best_mode[1] < best_mode[0];
 		uint64_t t0 = rdtsc_ordered();
-		__atomic_store_n(&sync.seq, 2 * i + 1, __ATOMIC_RELEASE);
-		uint64_t w0 = rdtsc(), wl = ms_to_cycles(SYNC_WAIT_MS);
-		while (__atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE) != 2 * i + 2) {
-			if (rdtsc() - w0 > wl) {
-				__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
-				return false;
+		__atomic_store_n(&sync.seq, pl->seq_base + 2 * i + 1, __ATOMIC_RELEASE);
+		uint64_t w0 = rdtsc(), wl = ms_to_cycles(pl->wait_ms);
+		bool late = false;
+		while (__atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE) != pl->seq_base + 2 * i + 2) {
+			uint64_t now = rdtsc();
+			if (now - w0 > wl || now - t_start > hard) {
+				late = true;
+				break;
 			}
 			/* No answer within 1 ms without pause: icount; pause now. */
-			if (!sync.use_pause && rdtsc() - w0 > ms_to_cycles(1))
+			if (!sync.use_pause && now - w0 > ms_to_cycles(1))
 				sync.use_pause = 1;
 			sync_relax();
 		}
+		if (late && (!pl->hard_ms || n == 0)) {
+			__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
+			return false;
+		}
+		if (late)
+			break;	/* out of time: the samples so far stand */
 		uint64_t t1 = rdtsc_ordered();
-		uint64_t a = sync.ap_tsc;
+		uint64_t a = *pl->ap_tsc;
 		n++;
 		if (t1 - t0 < best_mode[sync.use_pause])
 			best_mode[sync.use_pause] = t1 - t0;
@@ -432,7 +459,7 @@ static void measure_tsc(struct percpu *pc)
 	const char *failed = NULL;
 	bool ok, clock;
 
-	ok = smp_pingpong(&m);
+	ok = smp_pingpong(&m, &bringup_limits);
 	if (!ok)
 		failed = "ping-pong";
 	if (ok && tsc.tsc_adjust && m.skew && (m.skew > 2 * m.uncert || -m.skew > 2 * m.uncert)) {
@@ -447,7 +474,7 @@ static void measure_tsc(struct percpu *pc)
 		 */
 		bool adjusted = ap_adjust(-m.skew);
 		struct skew_sample before = m;
-		if (!adjusted || !smp_pingpong(&m)) {
+		if (!adjusted || !smp_pingpong(&m, &bringup_limits)) {
 			ok = false;
 			failed = adjusted ? "ping-pong after TSC_ADJUST" : "TSC_ADJUST";
 			m = (struct skew_sample){ .uncert = before.uncert, .samples = before.samples };
@@ -573,13 +600,14 @@ void smp_init(void)
 	printk("smp: cpu=0 apic_id=%u tsc_skew_cycles=0 uncertainty_cycles=0 warps=0\n",
 	       bsp->apic_id);
 
+	/* Before any AP runs kernel code; with one CPU too (inject.tsc_drift_ppm=). */
+	inject = tsc_inject_init();
 	if (present > 1 && !tramp_page_free()) {
 		printk("smp: the trampoline page 0x%x is not free RAM; APs not started\n",
 		       TRAMP_BASE);
 	} else if (present > 1) {
 		memcpy((void *)(uintptr_t)TRAMP_BASE, trampoline_start,
 		       trampoline_end - trampoline_start);
-		inject = tsc_inject_init();	/* before any AP runs kernel code */
 		for (unsigned i = 0; i < acpi.cpu_count; i++) {
 			const struct acpi_cpu *c = &acpi.cpus[i];
 			if (c->apic_id == bsp->apic_id)
@@ -619,6 +647,7 @@ void smp_init(void)
 	}
 	printk("smp: online=%u present=%u bringup_ms=%llu\n", cpus_online, present,
 	       (unsigned long long)(tsc.hz ? (rdtsc() - t0) / (tsc.hz / 1000) : 0));
+	clock_watchdog_init();	/* after bring-up: re-measures what was just measured */
 }
 
 bool smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)
@@ -661,3 +690,84 @@ bool smp_call_wait(unsigned cpu, uint64_t timeout_ms)
 	return done;
 }
 
+
+/* ---- re-measuring a running AP's skew (the clock watchdog) --------------- */
+
+/*
+ * After bring-up an AP no longer sits in ap_sync_loop(): it idles, or runs
+ * a job.  The boot CPU sends it VEC_TSC_RESYNC and plays the same
+ * ping-pong; the AP answers from the interrupt handler, so it answers from
+ * anything it runs with interrupts on (its idle hlt, the demo), and not
+ * while they are off (then the boot CPU gives up at its bound and says
+ * so).  Each re-measure is a generation: the requests carry it in seq's
+ * high 32 bits, the AP answers only its own generation's requests and
+ * with a compare-and-swap, and leaves when the generation ends or its own
+ * time bound passes.  A handler that runs late (its IPI taken after the
+ * boot CPU gave up) finds another generation, or another CPU named, and
+ * returns without touching anything.  Each AP writes its reading in a
+ * slot of its own, so a late one cannot overwrite another's.
+ */
+static struct {
+	volatile uint64_t gen;		/* generation being measured, 0 = none */
+	volatile uint32_t cpu;		/* the AP asked to answer */
+	volatile uint64_t ap_ms;	/* how long the AP may stay in its handler */
+} resync __aligned(CACHELINE_SIZE);
+static volatile uint64_t resync_tsc[MAX_CPUS];	/* each AP's last reading */
+static uint64_t resync_gen;			/* last generation (boot CPU only) */
+
+static void on_resync_ipi(struct trap_frame *f)
+{
+	uint32_t me = this_cpu()->cpu;
+	uint64_t gen = __atomic_load_n(&resync.gen, __ATOMIC_ACQUIRE);
+	uint64_t t0 = rdtsc(), lim = ms_to_cycles(resync.ap_ms);
+
+	(void)f;
+	if (gen && __atomic_load_n(&resync.cpu, __ATOMIC_RELAXED) == me) {
+		while (rdtsc() - t0 < lim && __atomic_load_n(&resync.gen, __ATOMIC_ACQUIRE) == gen) {
+			uint64_t s = __atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE);
+			if (s >> 32 != gen)
+				break;
+			if (s & 1) {
+				resync_tsc[me] = rdtsc_ordered();
+				/* Release: the reading before the answer; pairs with the acquire
+				 * load of seq in smp_pingpong(). */
+				__atomic_compare_exchange_n(&sync.seq, &s, s + 1, false,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+			}
+			sync_relax();
+		}
+	}
+	lapic_eoi();
+}
+
+int smp_tsc_remeasure(unsigned cpu, uint64_t max_ms, int64_t *skew, int64_t *uncert)
+{
+	struct percpu *pc = cpu < cpu_count ? cpus[cpu] : NULL;
+	struct skew_sample m;
+	trap_handler_t h = trap_get_handler(VEC_TSC_RESYNC);
+	bool ok;
+
+	if (!pc || !pc->online || cpu == 0 || this_cpu()->cpu != 0 || !tsc.hz)
+		return SMP_RESYNC_NONE;
+	if (h && h != on_resync_ipi)
+		return SMP_RESYNC_VECTOR;
+	if (!h)
+		trap_set_handler(VEC_TSC_RESYNC, on_resync_ipi);
+	uint64_t gen = ++resync_gen & 0xFFFFFFFFull;
+	if (!gen)
+		gen = ++resync_gen & 0xFFFFFFFFull;
+	struct pingpong_limits pl = { max_ms, max_ms, max_ms, gen << 32, &resync_tsc[cpu] };
+	resync.ap_ms = 2 * max_ms + 1;
+	resync.cpu = cpu;
+	__atomic_store_n(&sync.seq, gen << 32, __ATOMIC_RELEASE);
+	/* Release: cpu, ap_ms and seq before the generation; pairs with the handler's acquire. */
+	__atomic_store_n(&resync.gen, gen, __ATOMIC_RELEASE);
+	lapic_send_ipi(pc->apic_id, VEC_TSC_RESYNC);
+	ok = smp_pingpong(&m, &pl);
+	__atomic_store_n(&resync.gen, 0, __ATOMIC_RELEASE);	/* the AP leaves */
+	if (!ok)
+		return SMP_RESYNC_TIMEOUT;
+	*skew = m.skew;
+	*uncert = m.uncert;
+	return SMP_RESYNC_OK;
+}

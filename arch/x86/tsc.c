@@ -363,6 +363,17 @@ static void refine(int best)
 	}
 }
 
+bool tsc_ref_result(int ref_id, uint64_t *hz, uint64_t *err_ppb)
+{
+	const struct ref *r = ref_id >= 0 && ref_id < NREFS ? &refs[ref_id] : NULL;
+
+	if (!r || !r->measured || r->broken)
+		return false;
+	*hz = r->r.hz;
+	*err_ppb = r->r.err_ppb;
+	return true;
+}
+
 long long tsc_cycles_to_ns(uint64_t cycles)
 {
 	struct clock_conv c;

@@ -43,6 +43,21 @@
  *   - a negative skew must leave every AP's reading positive: it is
  *     refused if it is not smaller in magnitude than the boot CPU's TSC
  *     at the time of patching (the APs' real TSC only grows from there).
+ *
+ * The same trap serves the clock watchdog's two test facilities (the
+ * watchdog is arch/x86/clockwd.c):
+ *   - inject.tsc_drift_ppm=<ppm>: from the moment of patching (after
+ *     calibration, before any AP starts), every CPU's TSC reads as if it
+ *     ran that many ppm fast (negative: slow): real + (real - anchor) *
+ *     ppm / 10^6, anchor the boot CPU's reading at patching.  All CPUs
+ *     drift alike (their real TSCs are one), so no skew appears; only a
+ *     comparison with another clock can see it.  |ppm| < 10^6 keeps every
+ *     reading increasing.
+ *   - inject.tsc_step=<cycles> (on inject.tsc_step_cpu=, default 1): once
+ *     bring-up ends (clock_watchdog_init(), watchdog on or off), that
+ *     CPU's TSC jumps by that many cycles (its tsc_inject grows by it, one
+ *     aligned store the owner's next trap reads), as a TSC written by
+ *     firmware or reset by a deep sleep state would.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
@@ -61,6 +76,7 @@
 #define OP_RDTSCP_2	0xF9
 #define OP_UD2		0x0B	/* 0f 0b */
 #define SKEW_MAX	(1ll << 62)
+#define DRIFT_MAX_PPM	500000	/* 50%: readings stay increasing, figures stay printable */
 
 static int64_t inject_tsc_skew;
 CMDLINE_OPTION(inject_tsc_skew, .name = "inject.tsc_skew", .type = OPT_INT,
@@ -68,7 +84,26 @@ CMDLINE_OPTION(inject_tsc_skew, .name = "inject.tsc_skew", .type = OPT_INT,
 	       .help = "test facility: every AP's TSC, as the kernel reads it, runs this many "
 		       "cycles ahead of the boot CPU's; 0 = off");
 
+static int64_t inject_drift_ppm;
+CMDLINE_OPTION(inject_tsc_drift, .name = "inject.tsc_drift_ppm", .type = OPT_INT,
+	       .var = &inject_drift_ppm, .min = (uint64_t)-DRIFT_MAX_PPM, .max = DRIFT_MAX_PPM,
+	       .help = "test facility: every CPU's TSC, as the kernel reads it, runs this many ppm "
+		       "fast (negative: slow) from the end of calibration on; 0 = off");
+
+static int64_t inject_step;
+CMDLINE_OPTION(inject_tsc_step, .name = "inject.tsc_step", .type = OPT_INT,
+	       .var = &inject_step, .min = (uint64_t)-SKEW_MAX, .max = (uint64_t)SKEW_MAX,
+	       .help = "test facility: one CPU's TSC (inject.tsc_step_cpu=) jumps this many cycles "
+		       "at the end of bring-up; 0 = off");
+
+static uint64_t inject_step_cpu = 1;
+CMDLINE_OPTION(inject_tsc_step_cpu, .name = "inject.tsc_step_cpu", .type = OPT_UINT,
+	       .var = &inject_step_cpu, .min = 1, .max = MAX_CPUS - 1,
+	       .help = "test facility: the CPU inject.tsc_step= steps");
+
 static bool active;
+static uint64_t drift_anchor;	/* real TSC at patching: the drift starts there */
+static int64_t drift_ppm;	/* inject.tsc_drift_ppm= once patched */
 
 static struct tsc_site *sites_begin(void) { return __start_tsc_sites; }
 static struct tsc_site *sites_end(void) { return __stop_tsc_sites; }
@@ -135,7 +170,10 @@ static void on_ud(struct trap_frame *f)
 		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
 	else
 		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	v = (((uint64_t)hi << 32) | lo) + (uint64_t)this_cpu()->tsc_inject;
+	v = ((uint64_t)hi << 32) | lo;
+	if (drift_ppm && v > drift_anchor)
+		v += (uint64_t)(int64_t)((__int128)(v - drift_anchor) * drift_ppm / 1000000);
+	v += (uint64_t)__atomic_load_n(&this_cpu()->tsc_inject, __ATOMIC_RELAXED);
 	f->rax = (uint32_t)v;
 	f->rdx = (uint32_t)(v >> 32);
 	if (s->len == TSC_SITE_RDTSCP)
@@ -164,13 +202,17 @@ int64_t tsc_inject_init(void)
 	unsigned n = tsc_sites_count();
 	uint64_t now;
 
-	if (!skew || active)
-		return active ? skew : 0;
+	if (active)
+		return skew;
+	if (!skew && !inject_drift_ppm && !inject_step)
+		return 0;
 	now = rdtsc();
 	if (skew < 0 && (uint64_t)-skew >= now) {
 		printk("tsc: inject.tsc_skew=%lld would make the APs' TSC negative (the boot CPU's "
 		       "reads %llu); not injected\n", (long long)skew, (unsigned long long)now);
-		return 0;
+		inject_tsc_skew = skew = 0;
+		if (!inject_drift_ppm && !inject_step)
+			return 0;
 	}
 	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++) {
 		if (!site_original(s)) {
@@ -181,6 +223,8 @@ int64_t tsc_inject_init(void)
 	}
 	sort_sites();
 	trap_set_handler(VEC_UD, on_ud);
+	drift_anchor = now;
+	drift_ppm = inject_drift_ppm;
 	active = true;	/* before the first rewritten site can run */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++) {
@@ -188,7 +232,33 @@ int64_t tsc_inject_init(void)
 		text_poke((void *)(uintptr_t)(s->addr + 1), &ud2, 1);	/* .text is read-only */
 	}
 	cpuid(0, 0);	/* serialising: no stale prefetch of a rewritten site */
-	printk("tsc: inject.tsc_skew=%lld: %u TSC reads rewritten; every AP's TSC reads that "
-	       "many cycles ahead of the boot CPU's\n", (long long)skew, n);
+	if (skew)
+		printk("tsc: inject.tsc_skew=%lld: %u TSC reads rewritten; every AP's TSC reads that "
+		       "many cycles ahead of the boot CPU's\n", (long long)skew, n);
+	if (drift_ppm)
+		printk("tsc: inject.tsc_drift_ppm=%lld: %u TSC reads rewritten; every CPU's TSC "
+		       "reads that many ppm fast from now on\n", (long long)drift_ppm, n);
+	if (inject_step)
+		printk("tsc: inject.tsc_step=%lld: %u TSC reads rewritten; cpu=%llu's TSC will "
+		       "jump at the end of bring-up\n", (long long)inject_step, n,
+		       (unsigned long long)inject_step_cpu);
 	return skew;
+}
+
+void tsc_inject_step(void)
+{
+	struct percpu *pc = inject_step_cpu < cpu_count ? cpus[inject_step_cpu] : NULL;
+
+	if (!inject_step || !active)
+		return;
+	if (!pc || !pc->online) {
+		printk("tsc: inject.tsc_step_cpu=%llu: no such CPU online; no step\n",
+		       (unsigned long long)inject_step_cpu);
+	} else {
+		/* One aligned store; the owner's next trap reads it (relaxed load in on_ud). */
+		__atomic_store_n(&pc->tsc_inject, pc->tsc_inject + inject_step, __ATOMIC_RELAXED);
+		printk("tsc: inject.tsc_step=%lld: cpu=%llu's TSC jumped by that many cycles\n",
+		       (long long)inject_step, (unsigned long long)inject_step_cpu);
+	}
+	inject_step = 0;	/* once */
 }

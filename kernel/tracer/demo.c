@@ -7,6 +7,7 @@
  * clocks, and the jobs after it (the shell by default) take over.
  */
 #include <stddef.h>
+#include <arch/clockwd.h>
 #include <arch/cpu.h>
 #include <arch/lapic.h>
 #include <arch/percpu.h>
@@ -74,6 +75,8 @@ static void demo_cpu(void *arg)
 			lapic_send_ipi(cpus[target]->apic_id, VEC_TEST);
 			next_ipi += DEMO_IPI_US * us;
 		}
+		if (pc->cpu == 0)
+			clock_watchdog_poll(false);	/* a check if one is due */
 		cpu_relax();
 	}
 	lapic_timer_stop();

@@ -44,6 +44,8 @@ const char *hpet_window(struct calib_window *w, uint64_t window_ns, uint64_t max
 /* ACPI PM timer at an I/O port; bits is 24 or 32. */
 void pmtimer_init(uint16_t port, unsigned bits);
 bool pmtimer_ready(void);
+uint32_t pmtimer_read(void);	/* the counter, masked to its width */
+uint32_t pmtimer_mask(void);	/* 0xFFFFFF or 0xFFFFFFFF */
 const char *pmtimer_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles);
 
 #endif

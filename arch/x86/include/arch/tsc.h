@@ -26,6 +26,13 @@ enum { TSC_REF_PIT, TSC_REF_HPET, TSC_REF_PMTIMER, TSC_REF_CPUID };
 /* TSC cycles a reference window of window_ns may take (0: no bound yet). */
 uint64_t tsc_window_deadline(uint64_t window_ns);
 
+/*
+ * What reference ref_id (TSC_REF_*) gave at calibration: the TSC's rate
+ * against it and that figure's bound.  False if it was absent, failed, or
+ * was left out by the consensus (then nothing should be compared with it).
+ */
+bool tsc_ref_result(int ref_id, uint64_t *hz, uint64_t *err_ppb);
+
 /* Detect properties, calibrate, install the conversion and printk's clock. */
 void tsc_init(void);
 

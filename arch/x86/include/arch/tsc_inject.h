@@ -10,11 +10,19 @@
 #include <stdint.h>
 
 /*
- * Boot CPU, before any AP runs kernel code: if inject.tsc_skew is set and
- * can be honoured, rewrite every TSC read to trap and return the skew to
- * store in each AP's percpu.tsc_inject; otherwise 0 (nothing touched).
+ * Boot CPU, before any AP runs kernel code: if inject.tsc_skew,
+ * inject.tsc_drift_ppm or inject.tsc_step is set and can be honoured,
+ * rewrite every TSC read to trap and return the skew to store in each
+ * AP's percpu.tsc_inject (0 without inject.tsc_skew); otherwise 0
+ * (nothing touched).
  */
 int64_t tsc_inject_init(void);
+
+/*
+ * inject.tsc_step=: step the chosen CPU's TSC now, once (the clock watchdog
+ * calls it as it starts; nothing without the option).
+ */
+void tsc_inject_step(void);
 
 /* True once tsc_inject_init() has rewritten the TSC reads. */
 bool tsc_inject_active(void);

@@ -1,0 +1,354 @@
+/*
+ * Clock watchdog, like Linux's clocksource watchdog: while tracing, every
+ * clock.watchdog_ms (default 1000; 0 = off) the boot CPU reads the TSC
+ * against a reference counter (the HPET or the PM timer) and measures each
+ * AP's TSC skew again.  A drift of the TSC's rate beyond its bound, or a
+ * skew that moved beyond both measurements' bounds, is reported once and
+ * the clocks it touches are marked untrusted (percpu.tsc_trusted, which
+ * dumps carry: clock=untrusted, the U flag, CLOCK frames without
+ * DUMP_CLOCK_TRUSTED): every CPU's for a drift, since they share a rate;
+ * the one CPU's for a skew change.
+ *
+ * Where it runs.  It starts at the end of bring-up (clock_watchdog_init():
+ * its line, and inject.tsc_step=).  Checks run from a poll,
+ * clock_watchdog_poll(), at the boot CPU's task level where it waits
+ * anyway: the shell between keys (woken at 1 kHz by its LAPIC timer) and
+ * the demo's loop.  It costs one rdtsc and a compare until a check is
+ * due.  A report prints at once, wherever it is found; from the shell
+ * (quiet) a skew re-measure the AP did not answer is only counted, since
+ * a line there would split the prompt for a matter of host scheduling.  Not a timer interrupt: the LAPIC timer belongs to
+ * the jobs (the demo's ticks) and the hard-lockup watchdog, and a check
+ * from an interrupt would stop whatever the boot CPU was tracing for the
+ * length of the skew re-measure.  What is not checked when:
+ *  - a job that does not poll (ktest, bench, dump, a long stretch with
+ *    interrupts off) is not interrupted; the first poll after it checks
+ *    the interval that covered it, which is fine for the drift (a longer
+ *    interval measures better) as long as the reference cannot have
+ *    wrapped: an interval longer than half the reference's wrap (PM timer,
+ *    24 bits: 2.34 s; a 32-bit HPET: 21.5 s; a 64-bit HPET: never) is
+ *    discarded, counted as skipped, and the next interval starts there;
+ *  - while recording is off there is nothing to protect: no check, and the
+ *    next interval starts at the first poll with recording on;
+ *  - after the jobs end the boot CPU halts with interrupts off: no check.
+ *
+ * The drift.  Each interval between two bracketed reads of the reference
+ * gives the TSC's rate against it (a calibration window), compared with
+ * the rate the same reference gave at calibration; the bound is derived in
+ * trace/clockwd.c (the calibration's bound against that reference, the
+ * interval's own, whole-Hz rounding; the reference's oscillator tolerance
+ * cancels).  The reference: the calibration's winner if it is the HPET or
+ * the PM timer, otherwise whichever of them calibrated with the smaller
+ * bound (the PIT cannot time more than 54 ms; CPUID's crystal cannot be
+ * read), or clock.watchdog_ref=.  Without one (tsc_hz= given, no HPET and
+ * no PM timer) the watchdog says so and stays off.  Each read is taken up
+ * to SAMPLE_TRIES times and the tightest bracket kept, so that an SMI or
+ * an emulator stall widens nothing.
+ *
+ * The skew.  Each AP's skew is measured again with the bring-up ping-pong,
+ * answered from an interrupt handler on the AP (smp_tsc_remeasure()), the
+ * whole of it bounded by SKEW_WAIT_MS; an AP that does not answer within
+ * it (interrupts off, or not scheduled by the host) is reported once
+ * ("did not answer") and counted, and its skew is not checked this time.
+ * The new skew is compared with the bring-up one its clock was built on:
+ * a difference beyond the sum of both bounds is a change.  A check thus
+ * lasts at most SKEW_WAIT_MS per AP plus the reference reads.
+ *
+ * The write path is not touched: nothing here runs unless polled, and no
+ * trace stamp, buffer or event depends on it; a CPU's trust flag is read
+ * only when a dump is made.
+ */
+#include <stddef.h>
+#include <arch/clockwd.h>
+#include <arch/cpu.h>
+#include <arch/percpu.h>
+#include <arch/smp.h>
+#include <arch/timers.h>
+#include <arch/tsc.h>
+#include <arch/tsc_inject.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/kstring.h"
+#include "kernel/tracing.h"
+#include "trace/clockwd.h"
+
+#define INTERVAL_MIN_MS		10	/* a PM timer tick is 28 ppm of 10 ms */
+#define SKEW_WAIT_MS		10	/* per AP, the whole re-measure */
+#define SAMPLE_TRIES		4	/* reads of the reference, tightest bracket kept */
+
+static uint64_t opt_ms = 1000;
+CMDLINE_OPTION(clock_watchdog_ms, .name = "clock.watchdog_ms", .type = OPT_UINT,
+	       .var = &opt_ms, .min = 0, .max = 60000,
+	       .help = "clock watchdog interval while tracing, ms (10..60000); 0 = off");
+
+static const char *const ref_choices[] = { "auto", "hpet", "pmtimer", NULL };
+static int opt_ref;
+CMDLINE_OPTION(clock_watchdog_ref, .name = "clock.watchdog_ref", .type = OPT_ENUM,
+	       .var = &opt_ref, .choices = ref_choices,
+	       .help = "the clock watchdog's reference: auto, hpet, pmtimer");
+
+enum wd_state { WD_NEW, WD_ON, WD_OFF };
+
+static struct {
+	enum wd_state state;		/* set by clock_watchdog_init() */
+	int ref_id;			/* TSC_REF_HPET or TSC_REF_PMTIMER */
+	const char *ref_name;		/* its name in lines */
+	struct clockwd_ref ref;		/* width, period, calibration figure */
+	uint64_t interval_ms;		/* clock.watchdog_ms, as used */
+	uint64_t interval_cycles;	/* the same in TSC cycles */
+	uint64_t max_cycles;		/* longest interval the reference can time */
+	bool have_base;			/* base holds the interval's start */
+	struct clockwd_sample base;	/* the last read */
+	uint64_t checks;		/* intervals evaluated */
+	uint64_t skipped;		/* intervals discarded (too long, unusable) */
+	uint64_t exceeded;		/* intervals beyond their bound */
+	struct clockwd_drift last;	/* the last interval's figures */
+	struct clockwd_drift worst;	/* the one with the largest |drift| */
+	bool reported;			/* a drift was reported, clocks untrusted */
+} wd;
+
+static struct wd_cpu {
+	uint64_t checks;		/* re-measures that completed */
+	uint64_t missed;		/* re-measures the AP did not answer */
+	int64_t skew, uncert;		/* the last re-measure */
+	int64_t worst_change;		/* the largest |change| from bring-up */
+	uint64_t worst_bound;		/* its bound */
+	bool reported;			/* a change was reported, clock untrusted */
+} wd_cpu[MAX_CPUS];
+
+/*
+ * One bracketed read of the reference: the tightest of SAMPLE_TRIES.
+ * lfence; rdtsc; lfence around the read: rdtsc is not ordered with the
+ * loads around it (Intel SDM, RDTSC), and the bracket must hold the read
+ * (calibration's 50 ms windows are less sensitive to it than a 10 ms
+ * interval).
+ */
+static struct clockwd_sample sample(void)
+{
+	struct clockwd_sample best = { 0 }, s;
+
+	for (int i = 0; i < SAMPLE_TRIES; i++) {
+		__asm__ __volatile__("lfence" ::: "memory");
+		s.tsc_before = rdtsc();
+		__asm__ __volatile__("lfence" ::: "memory");
+		s.ref = wd.ref_id == TSC_REF_HPET ? hpet_read() : pmtimer_read();
+		__asm__ __volatile__("lfence" ::: "memory");
+		s.tsc_after = rdtsc();
+		if (i == 0 || s.tsc_after - s.tsc_before < best.tsc_after - best.tsc_before)
+			best = s;
+	}
+	best.ref &= wd.ref.mask;
+	return best;
+}
+
+/* The reference to watch with, or -1 (why set). */
+static int choose_ref(const char **why)
+{
+	bool hpet = hpet_ready(), pmt = pmtimer_ready();
+	uint64_t hz, e_hpet = UINT64_MAX, e_pmt = UINT64_MAX;
+
+	if (hpet && !tsc_ref_result(TSC_REF_HPET, &hz, &e_hpet))
+		hpet = false;
+	if (pmt && !tsc_ref_result(TSC_REF_PMTIMER, &hz, &e_pmt))
+		pmt = false;
+	if (opt_ref == 1 || opt_ref == 2) {
+		bool ok = opt_ref == 1 ? hpet : pmt;
+		*why = "clock.watchdog_ref= names a reference that did not calibrate the TSC";
+		return ok ? (opt_ref == 1 ? TSC_REF_HPET : TSC_REF_PMTIMER) : -1;
+	}
+	*why = "neither the HPET nor the PM timer calibrated the TSC";
+	if (hpet && !strcmp(tsc.ref, "hpet"))
+		return TSC_REF_HPET;	/* the winner itself */
+	if (pmt && !strcmp(tsc.ref, "pmtimer"))
+		return TSC_REF_PMTIMER;
+	if (hpet && (!pmt || e_hpet <= e_pmt))
+		return TSC_REF_HPET;
+	return pmt ? TSC_REF_PMTIMER : -1;
+}
+
+void clock_watchdog_init(void)
+{
+	const char *why = NULL;
+	char err[32];
+
+	wd.state = WD_OFF;
+	tsc_inject_step();	/* inject.tsc_step=: after bring-up, before any re-measure */
+	if (!opt_ms)
+		return;		/* off, as asked: nothing to say */
+	if (!tsc.hz) {
+		printk("clock: watchdog: off: the TSC is not calibrated\n");
+		return;
+	}
+	wd.ref_id = choose_ref(&why);
+	if (wd.ref_id < 0) {
+		printk("clock: watchdog: off: %s\n", why);
+		return;
+	}
+	tsc_ref_result(wd.ref_id, &wd.ref.base_hz, &wd.ref.base_err_ppb);
+	if (wd.ref_id == TSC_REF_HPET) {
+		wd.ref_name = "hpet";
+		wd.ref.mask = hpet_is_64bit() ? UINT64_MAX : 0xFFFFFFFFull;
+		wd.ref.period_fs = hpet_period_fs();
+	} else {
+		wd.ref_name = "pmtimer";
+		wd.ref.mask = pmtimer_mask();
+		wd.ref.period_fs = PMTIMER_PERIOD_FS;
+	}
+	wd.interval_ms = opt_ms;
+	if (wd.interval_ms < INTERVAL_MIN_MS) {
+		printk("clock: watchdog: clock.watchdog_ms=%llu is below %u ms, where one reference "
+		       "tick is too much of the interval; using %u\n", (unsigned long long)opt_ms,
+		       INTERVAL_MIN_MS, INTERVAL_MIN_MS);
+		wd.interval_ms = INTERVAL_MIN_MS;
+	}
+	wd.max_cycles = clockwd_max_cycles(&wd.ref, tsc.hz);
+	wd.interval_cycles = tsc.hz / 1000 * wd.interval_ms;
+	if (wd.interval_cycles > wd.max_cycles / 2) {
+		uint64_t ms = wd.max_cycles / 2 / (tsc.hz / 1000);
+		printk("clock: watchdog: clock.watchdog_ms=%llu is too long for the %s's %u-bit "
+		       "counter; using %llu\n", (unsigned long long)wd.interval_ms, wd.ref_name,
+		       64 - __builtin_clzll(wd.ref.mask), (unsigned long long)ms);
+		wd.interval_ms = ms;
+		wd.interval_cycles = tsc.hz / 1000 * ms;
+	}
+	wd.state = WD_ON;
+	printk("clock: watchdog: on: ref=%s interval_ms=%llu base_freq_hz=%llu base_err_ppm=%s "
+	       "skew_wait_ms=%u\n", wd.ref_name, (unsigned long long)wd.interval_ms,
+	       (unsigned long long)wd.ref.base_hz,
+	       clockwd_fmt_ppm(err, sizeof(err), (int64_t)wd.ref.base_err_ppb), SKEW_WAIT_MS);
+}
+
+static void mark_untrusted(struct percpu *pc)
+{
+	__atomic_store_n(&pc->tsc_trusted, false, __ATOMIC_RELAXED);
+}
+
+static void check_drift(void)
+{
+	struct clockwd_sample s = sample();
+	struct calib_window w;
+	struct clockwd_drift d;
+	char a[32], b[32];
+
+	if (!wd.have_base) {
+		wd.base = s;
+		wd.have_base = true;
+		return;
+	}
+	if (s.tsc_after - wd.base.tsc_before > wd.max_cycles ||
+	    !clockwd_window(&wd.base, &s, &wd.ref, &w) || !clockwd_eval(&w, &wd.ref, &d)) {
+		wd.skipped++;
+		wd.base = s;
+		return;
+	}
+	wd.base = s;
+	wd.checks++;
+	wd.last = d;
+	if (wd.checks == 1 || (d.drift_ppb < 0 ? -d.drift_ppb : d.drift_ppb) >
+			      (wd.worst.drift_ppb < 0 ? -wd.worst.drift_ppb : wd.worst.drift_ppb))
+		wd.worst = d;
+	if (!d.exceeded)
+		return;
+	wd.exceeded++;
+	if (wd.reported)
+		return;		/* said once; the count goes on */
+	wd.reported = true;
+	for (unsigned c = 0; c < cpu_count; c++)
+		if (cpus[c])
+			mark_untrusted(cpus[c]);
+	printk("clock: watchdog: tsc drift %s ppm against %s over %llu ms exceeds bound %s ppm: "
+	       "clocks marked untrusted\n", clockwd_fmt_ppm(a, sizeof(a), d.drift_ppb), wd.ref_name,
+	       (unsigned long long)((d.interval_ns + 500000) / 1000000),
+	       clockwd_fmt_ppm(b, sizeof(b), (int64_t)d.bound_ppb));
+}
+
+static void check_skew(unsigned c, bool quiet)
+{
+	struct percpu *pc = cpus[c];
+	struct wd_cpu *k = &wd_cpu[c];
+	int64_t skew, uncert, change;
+	uint64_t bound;
+	int r;
+
+	r = smp_tsc_remeasure(c, SKEW_WAIT_MS, &skew, &uncert);
+	if (r == SMP_RESYNC_NONE)
+		return;
+	if (r != SMP_RESYNC_OK) {
+		if (k->missed++ || quiet)
+			return;		/* said once (never in the shell); counted */
+		if (r == SMP_RESYNC_VECTOR)
+			printk("clock: watchdog: cpu=%u cannot be asked: vector 0x%x is taken; its "
+			       "skew is not re-measured\n", c, VEC_TSC_RESYNC);
+		else
+			printk("clock: watchdog: cpu=%u did not answer within %u ms; its skew is not "
+			       "re-measured this time\n", c, SKEW_WAIT_MS);
+		return;
+	}
+	k->checks++;
+	k->skew = skew;
+	k->uncert = uncert;
+	bool changed = clockwd_skew_changed(pc->tsc_skew, pc->tsc_skew_uncert, skew, uncert,
+					    &change, &bound);
+	uint64_t mag = change < 0 ? 0 - (uint64_t)change : (uint64_t)change;
+	uint64_t worst = k->worst_change < 0 ? 0 - (uint64_t)k->worst_change : (uint64_t)k->worst_change;
+	if (k->checks == 1 || mag > worst) {
+		k->worst_change = change;
+		k->worst_bound = bound;
+	}
+	if (!changed || k->reported)
+		return;
+	k->reported = true;
+	mark_untrusted(pc);
+	printk("clock: watchdog: cpu=%u tsc skew changed by %lld cycles (from %lld to %lld) "
+	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)change,
+	       (long long)pc->tsc_skew, (long long)skew, (unsigned long long)bound);
+}
+
+void clock_watchdog_poll(bool quiet)
+{
+	static bool busy;
+
+	if (wd.state != WD_ON || this_cpu()->cpu != 0 || busy)
+		return;
+	if (!tracing_on()) {
+		wd.have_base = false;	/* nothing recorded: start afresh when it is */
+		return;
+	}
+	if (wd.have_base && rdtsc() - wd.base.tsc_before < wd.interval_cycles)
+		return;
+	busy = true;
+	bool first = !wd.have_base;
+	check_drift();
+	if (!first)
+		for (unsigned c = 1; c < cpu_count; c++)
+			if (cpus[c] && cpus[c]->online)
+				check_skew(c, quiet);
+	busy = false;
+}
+
+void clock_watchdog_print(void)
+{
+	char a[32], b[32], c[32];
+
+	if (wd.state != WD_ON) {
+		cprintf("clock: watchdog: %s\n", opt_ms ? (wd.state == WD_NEW ? "not started "
+			"(no CPUs brought up)" : "off (see its boot line)") : "off (clock.watchdog_ms=0)");
+		return;
+	}
+	cprintf("clock: watchdog: ref=%s interval_ms=%llu checks=%llu skipped=%llu drift_ppm=%s "
+		"max_drift_ppm=%s bound_ppm=%s exceeded=%llu\n", wd.ref_name,
+		(unsigned long long)wd.interval_ms, (unsigned long long)wd.checks,
+		(unsigned long long)wd.skipped, clockwd_fmt_ppm(a, sizeof(a), wd.last.drift_ppb),
+		clockwd_fmt_ppm(b, sizeof(b), wd.worst.drift_ppb),
+		clockwd_fmt_ppm(c, sizeof(c), (int64_t)wd.worst.bound_ppb),
+		(unsigned long long)wd.exceeded);
+	for (unsigned i = 1; i < cpu_count; i++) {
+		const struct wd_cpu *k = &wd_cpu[i];
+		if (!cpus[i] || !cpus[i]->online)
+			continue;
+		cprintf("clock: watchdog: cpu=%u skew_checks=%llu missed=%llu tsc_skew_cycles=%lld "
+			"uncertainty_cycles=%lld max_change_cycles=%lld bound_cycles=%llu changed=%s\n",
+			i, (unsigned long long)k->checks, (unsigned long long)k->missed,
+			(long long)k->skew, (long long)k->uncert, (long long)k->worst_change,
+			(unsigned long long)k->worst_bound, k->reported ? "yes" : "no");
+	}
+}
