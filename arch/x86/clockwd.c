@@ -86,10 +86,10 @@ CMDLINE_OPTION(clock_watchdog_ref, .name = "clock.watchdog_ref", .type = OPT_ENU
 	       .var = &opt_ref, .choices = ref_choices,
 	       .help = "the clock watchdog's reference: auto, hpet, pmtimer");
 
-enum wd_state { WD_NEW, WD_ON, WD_OFF };
+enum cwd_state { CWD_NEW, CWD_ON, CWD_OFF };
 
 static struct {
-	enum wd_state state;		/* set by clock_watchdog_init() */
+	enum cwd_state state;		/* set by clock_watchdog_init() */
 	int ref_id;			/* TSC_REF_HPET or TSC_REF_PMTIMER */
 	const char *ref_name;		/* its name in lines */
 	struct clockwd_ref ref;		/* width, period, calibration figure */
@@ -106,14 +106,14 @@ static struct {
 	bool reported;			/* a drift was reported, clocks untrusted */
 } wd;
 
-static struct wd_cpu {
+static struct cwd_cpu {
 	uint64_t checks;		/* re-measures that completed */
 	uint64_t missed;		/* re-measures the AP did not answer */
 	int64_t skew, uncert;		/* the last re-measure */
 	int64_t worst_change;		/* the largest |change| from bring-up */
 	uint64_t worst_bound;		/* its bound */
 	bool reported;			/* a change was reported, clock untrusted */
-} wd_cpu[MAX_CPUS];
+} cwd_cpu[MAX_CPUS];
 
 /*
  * One bracketed read of the reference: the tightest of SAMPLE_TRIES.
@@ -170,7 +170,7 @@ void clock_watchdog_init(void)
 	const char *why = NULL;
 	char err[32];
 
-	wd.state = WD_OFF;
+	wd.state = CWD_OFF;
 	tsc_inject_step();	/* inject.tsc_step=: after bring-up, before any re-measure */
 	if (!opt_ms)
 		return;		/* off, as asked: nothing to say */
@@ -210,7 +210,7 @@ void clock_watchdog_init(void)
 		wd.interval_ms = ms;
 		wd.interval_cycles = tsc.hz / 1000 * ms;
 	}
-	wd.state = WD_ON;
+	wd.state = CWD_ON;
 	printk("clock: watchdog: on: ref=%s interval_ms=%llu base_freq_hz=%llu base_err_ppm=%s "
 	       "skew_wait_ms=%u\n", wd.ref_name, (unsigned long long)wd.interval_ms,
 	       (unsigned long long)wd.ref.base_hz,
@@ -264,7 +264,7 @@ static void check_drift(void)
 static void check_skew(unsigned c, bool quiet)
 {
 	struct percpu *pc = cpus[c];
-	struct wd_cpu *k = &wd_cpu[c];
+	struct cwd_cpu *k = &cwd_cpu[c];
 	int64_t skew, uncert, change;
 	uint64_t bound;
 	int r;
@@ -307,7 +307,7 @@ void clock_watchdog_poll(bool quiet)
 {
 	static bool busy;
 
-	if (wd.state != WD_ON || this_cpu()->cpu != 0 || busy)
+	if (wd.state != CWD_ON || this_cpu()->cpu != 0 || busy)
 		return;
 	if (!tracing_on()) {
 		wd.have_base = false;	/* nothing recorded: start afresh when it is */
@@ -329,8 +329,8 @@ void clock_watchdog_print(void)
 {
 	char a[32], b[32], c[32];
 
-	if (wd.state != WD_ON) {
-		cprintf("clock: watchdog: %s\n", opt_ms ? (wd.state == WD_NEW ? "not started "
+	if (wd.state != CWD_ON) {
+		cprintf("clock: watchdog: %s\n", opt_ms ? (wd.state == CWD_NEW ? "not started "
 			"(no CPUs brought up)" : "off (see its boot line)") : "off (clock.watchdog_ms=0)");
 		return;
 	}
@@ -342,7 +342,7 @@ void clock_watchdog_print(void)
 		clockwd_fmt_ppm(c, sizeof(c), (int64_t)wd.worst.bound_ppb),
 		(unsigned long long)wd.exceeded);
 	for (unsigned i = 1; i < cpu_count; i++) {
-		const struct wd_cpu *k = &wd_cpu[i];
+		const struct cwd_cpu *k = &cwd_cpu[i];
 		if (!cpus[i] || !cpus[i]->online)
 			continue;
 		cprintf("clock: watchdog: cpu=%u skew_checks=%llu missed=%llu tsc_skew_cycles=%lld "
