@@ -48,6 +48,7 @@ def test_the_child_holds_the_lock_and_reentry_takes_none(monkeypatch, tmp_path):
     monkeypatch.setattr(boot_lock, "LOCK", tmp_path / "lock")
     monkeypatch.setattr(boot_lock, "GATE", tmp_path / "gate")
     monkeypatch.setattr(boot_lock, "_live", [])
+    monkeypatch.setattr(boot_lock, "ENABLED", True)
     fd = boot_lock.acquire(args(icount=True))
     p = held(fd, 2)                 # our own descriptor is closed now
     assert can_take(fcntl.LOCK_SH) and not can_take(fcntl.LOCK_EX)
@@ -68,6 +69,7 @@ def test_an_exclusive_boot_is_not_starved(monkeypatch, tmp_path):
     monkeypatch.setattr(boot_lock, "LOCK", tmp_path / "lock")
     monkeypatch.setattr(boot_lock, "GATE", tmp_path / "gate")
     monkeypatch.setattr(boot_lock, "_live", [])
+    monkeypatch.setattr(boot_lock, "ENABLED", True)
     first = held(boot_lock.acquire(args(icount=True)), 1.5)
     boot_lock._live.clear()         # act as another worker from here on
     got = {}
