@@ -288,6 +288,50 @@ static void measure(int i)
 		printk("tsc: ref=%s failed: %s\n", ref_names[i], ref->absent);
 }
 
+static void fill_calib_refs(struct calib_ref *cr)
+{
+	for (int i = 0; i < NREFS; i++)
+		cr[i] = (struct calib_ref){
+			.usable = refs[i].measured && !refs[i].broken,
+			.fixed_rate = ref_fixed_rate[i],
+			.hz = refs[i].r.hz,
+			.err_ppb = refs[i].r.err_ppb,
+			.tol_ppb = ref_tol_ppb[i],
+		};
+}
+
+/*
+ * Whether the consensus would leave a measured reference out. A window
+ * disturbed in a way its brackets cannot see (the emulator's host moving
+ * the TSC under a descheduled vCPU, say) can make a right reference
+ * disagree once; a wrong rate disagrees every time. So before anything is
+ * voted out, every measured reference is measured once more and the vote
+ * is taken on the new figures.
+ */
+static void remeasure_if_disagreeing(void)
+{
+	struct calib_ref cr[NREFS];
+	bool in[NREFS];
+	enum calib_verdict v;
+	bool again = false;
+
+	fill_calib_refs(cr);
+	if (calib_consensus(cr, NREFS, in, &v) < 0)
+		return;
+	for (int i = 0; i < NREFS; i++)
+		if (cr[i].usable && !in[i])
+			again = true;
+	if (!again)
+		return;
+	printk("tsc: references disagree; measuring them again before any is left out\n");
+	for (int i = 0; i < NREFS; i++) {
+		if (!refs[i].measured || refs[i].broken)
+			continue;
+		refs[i].measured = false;
+		measure(i);
+	}
+}
+
 /*
  * The winner by consensus (trace/calib.c); every measured reference the
  * consensus leaves out is reported and marked not used.
@@ -301,14 +345,7 @@ static int pick(void)
 	size_t len = 0;
 	int best;
 
-	for (int i = 0; i < NREFS; i++)
-		cr[i] = (struct calib_ref){
-			.usable = refs[i].measured && !refs[i].broken,
-			.fixed_rate = ref_fixed_rate[i],
-			.hz = refs[i].r.hz,
-			.err_ppb = refs[i].r.err_ppb,
-			.tol_ppb = ref_tol_ppb[i],
-		};
+	fill_calib_refs(cr);
 	best = calib_consensus(cr, NREFS, in, &v);
 	if (best < 0)
 		return -1;
@@ -437,6 +474,7 @@ void tsc_init(void)
 			if (refs[i].present && i != want)
 				measure(i);
 	}
+	remeasure_if_disagreeing();
 	best = pick();
 	if (best >= 0) {
 		refine(best);
