@@ -14,17 +14,21 @@
  * With ~0.3 us brackets over 200 steps (42.9 ms) that is ~7 ppm on TCG,
  * far less under icount where a port read costs one instruction.
  *
- * Gated countdown. Load N ticks with the gate low, raise the gate (rdtsc
- * on both sides), poll OUT2 until it rises. Uncertainty: the gate edge to
- * the first counted clock (1 tick, carried as reference quantisation),
- * the gate write's bracket, and the last poll interval:
- *	err <= (gate_bracket + last_poll) / tsc_delta + 1 / N
+ * Gated countdown. Load N ticks with the gate low, raise the gate, poll
+ * OUT2 until it rises. The start is bracketed from before the count's
+ * last byte to after the gate write: an 8254 starts counting at the gate's
+ * rise (to within a tick, carried as reference quantisation), QEMU's mode
+ * 0 ignores the gate and counts from the load, and the bracket holds
+ * both. The end is bracketed from the rdtsc before the read that last saw
+ * OUT2 low to the rdtsc after the read that saw it high (a stall between
+ * that low read and the rdtsc after it would otherwise escape: a loaded
+ * TCG host once put the PIT 1% off beyond a 0.86% bound). Midpoints:
+ *	err <= (start_bracket + end_bracket) / 2 / tsc_delta + 1 / N
  * Every poll interval goes in a log2 histogram. A stall in the middle of
- * the window does not move its ends, so it costs nothing; but when the
- * gate write's bracket or the last poll interval (the two that enter the
- * bound) is more than REJECT_FACTOR times the median's bucket, something
- * stole the CPU at an end (an SMI, the emulator's thread descheduled) and
- * the window is rejected.
+ * the window does not move its ends, so it costs nothing; but when either
+ * bracket (about two polls) is more than REJECT_FACTOR times the median
+ * poll's, something stole the CPU at an end (an SMI, the emulator's
+ * thread descheduled) and the window is rejected.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
@@ -124,45 +128,67 @@ const char *pit_window_msb(struct calib_window *w, unsigned msb_steps)
 const char *pit_window_gate(struct calib_window *w, uint16_t ticks)
 {
 	uint32_t hist[64] = { 0 };
-	uint64_t g0, g1, prev, t = 0, last = 0, total = 0;	/* TSC cycles */
+	uint64_t g0, g1, e0 = 0, e1 = 0, prev, t0;	/* TSC cycles */
 	uint32_t polls = 0, half, acc = 0;
 	unsigned median_bucket = 0;
+	uint8_t b;
 
 	if (ticks < 1000)
 		return "window too short";
-	load_mode0(ticks, false);
+	b = inb(PORT_B) & ~(PORTB_SPEAKER | PORTB_GATE2);
+	outb(PORT_B, b);
+	outb(PIT_CMD, CMD_CH2_LOHI_MODE0);
+	outb(PIT_CH2, ticks & 0xFF);
+	/*
+	 * The start bracket opens before the count's last byte: an 8254
+	 * starts at the gate's rise, but QEMU's mode 0 ignores the gate and
+	 * counts from the load.  [g0, g1] holds either start.
+	 */
 	g0 = rdtsc();
-	outb(PORT_B, (inb(PORT_B) & ~PORTB_SPEAKER) | PORTB_GATE2);
+	outb(PIT_CH2, ticks >> 8);
+	outb(PORT_B, b | PORTB_GATE2);
 	g1 = rdtsc();
 	prev = g1;
 	for (;;) {
-		bool high = inb(PORT_B) & PORTB_OUT2;
-		t = rdtsc();
-		last = t - prev;
-		prev = t;
-		hist[63 - __builtin_clzll(last | 1)]++;
-		polls++;
-		if (high)
+		bool high;
+
+		t0 = rdtsc();
+		high = inb(PORT_B) & PORTB_OUT2;
+		if (high) {
+			/*
+			 * OUT2 rose after the read that last saw it low and
+			 * before this one: the end bracket opens at the rdtsc
+			 * before that read (e0), not after it, so a stall
+			 * between that read and the next rdtsc is inside it.
+			 */
+			e1 = rdtsc();
+			if (!polls)
+				e0 = g0;	/* rose before the first poll */
 			break;
-		if (polls == POLL_LIMIT)
+		}
+		hist[63 - __builtin_clzll((t0 - prev) | 1)]++;
+		prev = t0;
+		e0 = t0;
+		if (++polls == POLL_LIMIT)
 			return "OUT2 never rose (no PIT channel 2?)";
 	}
 	/* Median poll interval, to within its power-of-two bucket. */
 	half = polls / 2;
-	for (unsigned b = 0; b < 64; b++) {
-		acc += hist[b];
+	for (unsigned i = 0; i < 64; i++) {
+		acc += hist[i];
 		if (acc > half) {
-			median_bucket = b;
+			median_bucket = i;
 			break;
 		}
 	}
-	if (last > (uint64_t)REJECT_FACTOR << (median_bucket + 1) ||
-	    g1 - g0 > (uint64_t)REJECT_FACTOR << (median_bucket + 1))
+	/* Each end spans about two polls: rejected beyond 16 times that. */
+	if (e1 - e0 > (uint64_t)REJECT_FACTOR << (median_bucket + 2) ||
+	    g1 - g0 > (uint64_t)REJECT_FACTOR << (median_bucket + 2))
 		return "an end of the window took far longer than the median poll "
 		       "(SMI or emulator stall)";
-	total = t - g1;
-	w->tsc_delta = total;
-	w->tsc_uncert = (g1 - g0) + last;
+	/* Midpoints of the two brackets, each known to half its width. */
+	w->tsc_delta = (e0 + (e1 - e0) / 2) - (g0 + (g1 - g0) / 2);
+	w->tsc_uncert = ((e1 - e0) + (g1 - g0) + 1) / 2 + 1;
 	w->ref_ticks = ticks;
 	w->ref_uncert_ticks = 1;
 	w->ref_period_fs = PIT_PERIOD_FS;

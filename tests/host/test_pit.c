@@ -6,9 +6,15 @@
  * emulator's thread descheduled) stops the CPU for a while at one chosen
  * rdtsc: the test puts one at every rdtsc of a window in turn and checks
  * that the window is either rejected or its stated bound covers its true
- * error.  The bug this catches: a step bracket that starts at the waiting
- * function's entry instead of at the last read that saw the old value,
- * which lets a stall between those two escape the bound.
+ * error.  The bugs this catches: in the MSB method, a step bracket that
+ * starts at the waiting function's entry instead of at the last read that
+ * saw the old value, which lets a stall between those two escape the
+ * bound; in the gated countdown, an end bracket that opens after the read
+ * that last saw OUT2 low (a stall before the next rdtsc escapes it: a CI
+ * run under a loaded TCG host had the PIT 1% off beyond a 0.86% bound),
+ * and a start bracket that assumes the count starts at the gate's rise
+ * (QEMU's mode 0 counts from the load, gate or not).  The model counts
+ * either way: from the load (QEMU) or from the gate's rise (an 8254).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,10 +41,14 @@ static struct {
 	uint64_t rdtscs;	/* rdtsc calls so far */
 	uint64_t steal_at;	/* stall at this rdtsc (1-based), 0 = never */
 	uint64_t steal_ns;	/* for this long */
+	bool honour_gate;	/* 8254: mode 0 counts only once the gate is high */
+	bool counting;		/* with honour_gate: the gate has risen since the load */
 } m;
 
 static uint64_t ticks_since_load(void)
 {
+	if (m.honour_gate && !m.counting)
+		return 0;
 	return (uint64_t)((unsigned __int128)(m.t - m.t_load) * 1000000ull / PIT_PERIOD_FS);
 }
 
@@ -86,8 +96,13 @@ void model_outb(uint16_t port, uint8_t v)
 		} else {
 			m.load = (uint16_t)(m.low | v << 8);
 			m.t_load = m.t;
+			m.counting = m.port61 & 0x01;
 		}
 	} else if (port == 0x61) {
+		if (m.honour_gate && !(m.port61 & 0x01) && (v & 0x01)) {
+			m.t_load = m.t;		/* counting starts at the rise */
+			m.counting = true;
+		}
 		m.port61 = v & 0x03;
 	}
 }
@@ -149,11 +164,87 @@ static void test_msb_bound_holds_under_any_stall(void **state)
 	assert_true(bounded > 0);
 }
 
+#define GATE_TICKS	59659	/* tsc.c's PIT_GATE_TICKS: 50.0 ms */
+
+/* One gated window with a stall at rdtsc number steal_at (0: none). */
+static const char *gate_window(bool honour_gate, uint64_t steal_at, uint64_t steal_ns,
+			       struct calib_window *w)
+{
+	m = (typeof(m)){ .t = 123456789, .steal_at = steal_at, .steal_ns = steal_ns,
+			 .honour_gate = honour_gate };
+	return pit_window_gate(w, GATE_TICKS);
+}
+
+static void test_gate_bounded_without_stalls(void **state)
+{
+	struct calib_window w;
+	uint64_t hz, err;
+
+	(void)state;
+	for (int honour = 0; honour <= 1; honour++) {
+		assert_null(gate_window(honour, 0, 0, &w));
+		assert_true(calib_window_eval(&w, &hz, &err));
+		if (calib_diff_ppb(hz, TRUE_HZ) > err)
+			fail_msg("gate %s: %llu Hz is %llu ppb off, beyond its bound of %llu ppb",
+				 honour ? "honoured" : "ignored", (unsigned long long)hz,
+				 (unsigned long long)calib_diff_ppb(hz, TRUE_HZ),
+				 (unsigned long long)err);
+		/* brackets of a few port accesses, and 1 tick, over 50 ms */
+		assert_true(err < 100000);
+	}
+}
+
+/*
+ * A stall at every rdtsc of the window in turn, of lengths from a few
+ * polls to several ms, with the gate honoured (8254) and ignored (QEMU):
+ * every window is rejected or bounded.  Only the rdtscs at the ends are
+ * tried (the first 8 and the last 8): a stall in the middle moves no end.
+ */
+static void test_gate_bound_holds_under_any_stall(void **state)
+{
+	static const uint64_t stalls_ns[] = { 3000, 20000, 150000, 500000, 2000000 };
+	struct calib_window w;
+	uint64_t hz, err, calls, rejected = 0, bounded = 0;
+
+	(void)state;
+	for (int honour = 0; honour <= 1; honour++) {
+		assert_null(gate_window(honour, 0, 0, &w));
+		calls = m.rdtscs;
+		for (unsigned s = 0; s < sizeof(stalls_ns) / sizeof(stalls_ns[0]); s++) {
+			for (uint64_t k = 1; k <= calls + 2; k++) {
+				if (k == 9 && calls > 20)
+					k = calls - 8;
+				if (gate_window(honour, k, stalls_ns[s], &w)) {
+					rejected++;
+					continue;
+				}
+				assert_true(calib_window_eval(&w, &hz, &err));
+				if (calib_diff_ppb(hz, TRUE_HZ) > err)
+					fail_msg("gate %s, stall of %llu ns at rdtsc %llu of %llu: "
+						 "%llu Hz is %llu ppb off, beyond its bound of %llu ppb",
+						 honour ? "honoured" : "ignored",
+						 (unsigned long long)stalls_ns[s],
+						 (unsigned long long)k, (unsigned long long)calls,
+						 (unsigned long long)hz,
+						 (unsigned long long)calib_diff_ppb(hz, TRUE_HZ),
+						 (unsigned long long)err);
+				bounded++;
+			}
+		}
+	}
+	printf("gate windows: %llu bounded, %llu rejected\n", (unsigned long long)bounded,
+	       (unsigned long long)rejected);
+	assert_true(bounded > 0);
+	assert_true(rejected > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_msb_exact_without_stalls),
 		cmocka_unit_test(test_msb_bound_holds_under_any_stall),
+		cmocka_unit_test(test_gate_bounded_without_stalls),
+		cmocka_unit_test(test_gate_bound_holds_under_any_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
