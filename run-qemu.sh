@@ -143,8 +143,10 @@ else
 	args+=(-chardev "$chardev" "${port_args[@]}" -monitor none)
 fi
 
+# --foreground: QEMU stays in this script's process group (plain timeout
+# gives it one of its own), so that killing the group ends QEMU too.
 if [ -n "$timeout_s" ]; then
-	timeout -k 5 "$timeout_s" "$qemu_path" "${args[@]}" "${extra[@]}"
+	timeout --foreground -k 5 "$timeout_s" "$qemu_path" "${args[@]}" "${extra[@]}"
 else
 	"$qemu_path" "${args[@]}" "${extra[@]}"
 fi

@@ -36,9 +36,10 @@ LOCK = ROOT / "build" / "qemu-tests.lock"
 GATE = ROOT / "build" / "qemu-tests.gate"
 
 _live = []      # this process's running QEMUs that hold the lock (Popen objects)
-# Only between xdist workers. GNU timeout puts QEMU in a process group of its
-# own, so a test's killpg() of run-qemu.sh can leave QEMU running until its
-# --timeout, still holding the lock: serial runs take none.
+# Only between xdist workers: a serial run has nobody to share with. (A
+# test's killpg() of run-qemu.sh must reach QEMU, or a killed boot would hold
+# the lock until its --timeout: run-qemu.sh runs it under timeout --foreground,
+# which keeps it in run-qemu.sh's process group.)
 ENABLED = "PYTEST_XDIST_WORKER" in os.environ
 
 

@@ -1,10 +1,10 @@
 """boot_lock: which boots share the machine when the QEMU tests run in
-parallel. No QEMU here: `sleep` children stand in for run-qemu.sh, holding
+parallel. No QEMU here but in the last test: `sleep` children stand in for run-qemu.sh, holding
 the lock's descriptor as it would. Bugs caught: a classification that lets a
 multi-CPU or ktest TCG boot share (flaky timing tests under load), a lock
 that is not held by the child (released while QEMU still runs), an
 exclusive boot starved by shared ones (no turnstile), a worker waiting for
-its own live QEMU."""
+its own live QEMU, a killed boot whose QEMU lives on."""
 import fcntl
 import os
 import subprocess
@@ -91,3 +91,36 @@ def test_an_exclusive_boot_is_not_starved(monkeypatch, tmp_path):
     first.wait()
     assert got["ex"] <= after, "the shared boot went ahead of the waiting exclusive one"
     assert after - start >= 0.8, "the shared boot did not wait at the gate"
+
+
+def group_members(pgid):
+    """(pid, comm) of every process in process group pgid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid:          # field 5, pgrp
+            out.append((int(d), comm))
+    return out
+
+
+def test_kill_ends_qemu_at_once(shell):
+    """The one test here that boots. Shell.kill() signals run-qemu.sh's
+    process group: QEMU must be in it (run-qemu.sh runs it under timeout
+    --foreground), or a killed boot lives on, holding its boot lock, until
+    its --timeout. Caught: plain `timeout`, which gives QEMU a group of its own."""
+    s = shell("run=shell", smp=1, timeout=300)
+    qemus = [pid for pid, comm in group_members(s.p.pid) if comm.startswith("qemu-system")]
+    assert len(qemus) == 1, group_members(s.p.pid)
+    s.kill()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{qemus[0]}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{qemus[0]}"), "QEMU outlived Shell.kill()"
