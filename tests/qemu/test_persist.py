@@ -137,14 +137,16 @@ def run_two_boots(shell, cmdline, smp, second, opts=(), how=None, timeout=300):
     return b[0], b[1], rc
 
 
-@pytest.mark.parametrize("uefi", [False, True])
-def test_shell_reboot_the_next_boot_prints_the_trace(shell, uefi):
-    """ACPI reset through the shell's reboot: sealed, every mark read back."""
+@pytest.mark.parametrize("opts", [[], ["--uefi"], ["--uefi", "--usb"]],
+                         ids=["bios-cd", "uefi-cd", "uefi-usb"])
+def test_shell_reboot_the_next_boot_prints_the_trace(shell, opts):
+    """ACPI reset through the shell's reboot: sealed, every mark read back;
+    from a CD and, as on a real machine, from a USB stick (xHCI)."""
     def reboot(s):
         s.send(b"reboot\r")
     first, second, _ = run_two_boots(
         shell, "trace.persist=auto run=marks,shell marks.count=500 persist.dump.last=0", 2,
-        r"persist: this_boot=2 ", opts=["--uefi"] if uefi else [], how=reboot)
+        r"persist: this_boot=2 ", opts=opts, how=reboot)
     assert "persist: no previous boot's buffer at 0x2000000" in first, first
     assert re.search(r"persist: end=reset sealed this_boot=1$", first, re.M), first
     m = PREV.search(second)

@@ -92,6 +92,27 @@ def test_hang_under_icount_is_reported_within_the_bound(qemu, smp, cpu):
     assert WD_MS - 1 <= ms <= WD_MS + (smp - 1) * SLICE_MS + 1, ms
 
 
+def test_hang_under_ovmf_is_reported_within_the_bound(qemu):
+    """The same under OVMF (UEFI firmware hands over a different machine
+    state: LAPIC, interrupt controllers, memory map)."""
+    r = qemu(f"run=hang hang.cpu=1 watchdog.ms={WD_MS} exit", smp=2, icount=True, uefi=True,
+             timeout=180)
+    assert r.has(r"^boot: loader=.* firmware=uefi "), r.out
+    ms = check_report(r, 1, 2, WD_MS)
+    assert WD_MS - 1 <= ms <= WD_MS + SLICE_MS + 1, ms
+
+
+def test_hang_in_x2apic_mode_is_reported_within_the_bound(qemu10):
+    """The same with every LAPIC in x2APIC mode (MSRs, not MMIO: the timer's
+    NMI delivery, its count and the self-probe IPI take other paths); QEMU 10,
+    as in test_x2apic.py."""
+    r = qemu10(f"lapic=x2apic run=hang hang.cpu=2 watchdog.ms={WD_MS} exit", smp=3,
+               cpu="max,+x2apic", icount=True, timeout=180)
+    assert r.fields(r"^lapic: mode=")["mode"] == "x2apic", r.out
+    ms = check_report(r, 2, 3, WD_MS)
+    assert WD_MS - 1 <= ms <= WD_MS + 2 * SLICE_MS + 1, ms
+
+
 def test_hang_on_the_boot_cpu_under_tcg_with_the_default(qemu):
     r = qemu("run=hang exit", smp=3, timeout=60)
     assert r.has(r"^watchdog: ms=2000 sample_ms=\d+ source=lapic_timer_nmi "), r.out
