@@ -233,6 +233,13 @@ DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_REA
 tools: $(BUILD)/tools/baretrace-decode
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
 	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
+# tools/tsc-warp: whether the host's CPUs' TSCs agree (why plain TCG's
+# guest TSC can drift against its timers; docs/clock.md).
+$(eval $(call host_prog,$(BUILD)/tools/tsc-warp,$(BUILD)/obj/tsc-warp,tools/tsc-warp.c,\
+	$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -Werror -pthread))
+.PHONY: tsc-warp
+tsc-warp: $(BUILD)/tools/tsc-warp
+	$(BUILD)/tools/tsc-warp
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
 	@scripts/deps.sh --only trace-cmd	# the trace.dat test reads with trace-cmd report
 	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, trace.dat via trace-cmd, damage); make usb"
@@ -378,6 +385,7 @@ help:
 	@echo "make test       everything: make test-host (test-unit, test-tsan, test-tools, fuzz, check-deps), make test-qemu"
 	@echo "make deps-qemu10   fetch QEMU 10 (bookworm-backports) into build/qemu10/ for the x2APIC tests"
 	@echo "make tools      build build/tools/baretrace-decode (serial-capture decoder)"
+	@echo "make tsc-warp   does the host's TSC, read as QEMU reads it, go back between CPUs (docs/clock.md)"
 	@echo "make fuzz       fuzz the dump decoder for FUZZ_TIME=$(FUZZ_TIME) s"
 
 clean:
