@@ -43,7 +43,23 @@ enum rb_switch_result {
 };
 
 /* Answers for a CPU without a buffer: refuses and counts everything. */
-static struct rb_cpu_buffer rb_cpu_absent;
+static struct rb_cpu_buffer rb_cpu_absent = { .gate = 1 };
+
+/*
+ * I12: make gate say what state says, after any change of state.  Store,
+ * then look again: a change that raced with the store is seen and gate
+ * stored again, so whoever stores last stores the final state's answer.
+ * Sequentially consistent, so the look cannot pass the store.
+ */
+static void rb_sync_gate(struct rb_cpu_buffer *cb)
+{
+	uint32_t s;
+
+	do {
+		s = __atomic_load_n(&cb->state, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&cb->gate, s != RB_STATE_RECORDING, __ATOMIC_SEQ_CST);
+	} while (__atomic_load_n(&cb->state, __ATOMIC_SEQ_CST) != s);
+}
 
 static inline void rb_count(uint64_t *counter, uint64_t n)
 {
@@ -149,6 +165,7 @@ int ring_buffer_cpu_init(struct rb_cpu_buffer *cb, size_t cb_size,
 	/* Last: from here on writers and readers may come (release). */
 	__atomic_store_n(&cb->state, cfg->start_off ? RB_STATE_OFF : RB_STATE_RECORDING,
 			 __ATOMIC_RELEASE);
+	rb_sync_gate(cb);
 	return 0;
 }
 
@@ -161,8 +178,9 @@ struct rb_cpu_buffer *ring_buffer_cpu(const struct ring_buffer *rb, uint32_t cpu
 
 static void rb_state_change(struct rb_cpu_buffer *cb, uint32_t from, uint32_t to)
 {
-	__atomic_compare_exchange_n(&cb->state, &from, to, false, __ATOMIC_RELAXED,
-				    __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&cb->state, &from, to, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		rb_sync_gate(cb);
 }
 
 void ring_buffer_record_on(struct rb_cpu_buffer *cb)
@@ -190,8 +208,9 @@ void ring_buffer_stop(struct rb_cpu_buffer *cb, const char *why)
 	}
 	__atomic_compare_exchange_n(&cb->stop_reason, &none, why, false,
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	if (__atomic_exchange_n(&cb->state, RB_STATE_STOPPED, __ATOMIC_RELAXED) !=
-	    RB_STATE_STOPPED)
+	state = __atomic_exchange_n(&cb->state, RB_STATE_STOPPED, __ATOMIC_RELAXED);
+	rb_sync_gate(cb);
+	if (state != RB_STATE_STOPPED)
 		arch_trace_warn(cb->cpu, why);
 }
 
@@ -228,9 +247,12 @@ struct rb_reservation rb_refuse_nesting(struct rb_cpu_buffer *cb)
  * The commit found more than its own bit in nest (I7, I8): a writer it
  * interrupted, a publish it interrupted, a publish due, or a bit it never
  * held (its sub borrowed into the zero bits: undo that and count it).
+ * The bit is the caller's level's, read again here so that the fast path
+ * keeps nothing for this call.
  */
-void rb_commit_slow(struct rb_cpu_buffer *cb, uint32_t bit)
+void rb_commit_slow(struct rb_cpu_buffer *cb)
 {
+	uint32_t bit = arch_trace_level_bit();
 	uint32_t nest = rb_nest_load(cb);
 
 	if (bit == 0 || (nest & RB_NEST_GUARD)) {
@@ -461,6 +483,10 @@ static int rb_drop(struct rb_cpu_buffer *cb, enum rb_switch_result why)
 struct rb_reservation rb_reserve_gated(struct rb_cpu_buffer *cb, uint32_t len,
 				       unsigned how, uint32_t bit)
 {
+	uint32_t state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
+
+	if (state != RB_STATE_RECORDING)
+		return rb_refuse(cb, state);
 	if (bit == 0 || (rb_nest_load(cb) & RB_NEST_WRITERS) >= bit)
 		return rb_refuse_nesting(cb);
 	arch_local_or32(&cb->nest, bit);
@@ -484,6 +510,16 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 	uint8_t *page, *rp;
 	int ret;
 
+	/*
+	 * Zeroed memory (I12): its gate is open and its cap 0, so writers
+	 * come here; give back the xadd, if any, and refuse.
+	 */
+	if (unlikely(__atomic_load_n(&cb->state, __ATOMIC_RELAXED) == RB_STATE_NONE)) {
+		if (how & RB_SLOW_AFTER_XADD)
+			arch_local_xadd(&cb->write, 0 - (uint64_t)rb_data_record_size(len));
+		ring_buffer_commit(cb);
+		return rb_refuse(cb, RB_STATE_NONE);
+	}
 	if ((how & RB_SLOW_AFTER_XADD) && rb_settle(cb, w, rb_data_record_size(len))) {
 		ret = -RB_ESTOPPED;
 		goto fail;

@@ -82,10 +82,9 @@ bits 64
 %define CB_WRITE	0x00
 %define CB_TAIL_BASE	0x08
 %define CB_TAIL_PAGE	0x10
-%define CB_STATE	0x18
-%define CB_NEST		0x1c
-%define CB_CAP		0x20
-%define RB_STATE_RECORDING	2
+%define CB_GUARD	0x18		; guard: nest, then gate (I7, I12)
+%define CB_NEST		0x18
+%define CB_CAP		0x24
 %define RB_SLOW_AFTER_XADD	1
 %define RB_DELTA_LIMIT	(1 << 27)
 ; the page and the record
@@ -129,18 +128,16 @@ bits 64
 %define SITE_LEN	5
 
 ; May this context write here and now? No C hook of its level running
-; (%gs:ftrace_busy), the buffer recording, and I7's compare: no writer at
-; its level or above. rb_reserve()'s questions in its order; any no goes
-; to %1, before anything has changed. Leaves the level bit in r10d and the
-; buffer (cb) in r11.
+; (%gs:ftrace_busy), then rb_reserve()'s one compare of the guard word
+; (64 bits: the gate says recording, I12; nest says no writer at our level
+; or above, I7). Any no goes to %1, before anything has changed. Leaves
+; the level bit in r10 (zero-extended) and the buffer (cb) in r11.
 %macro MAY_WRITE 1
 	mov r10d, [gs:PC_LEVEL_BIT]
 	test [gs:PC_FTRACE_BUSY], r10d
 	jnz %1
 	mov r11, [gs:PC_RB]
-	cmp dword [r11 + CB_STATE], RB_STATE_RECORDING
-	jne %1
-	cmp [r11 + CB_NEST], r10d
+	cmp [r11 + CB_GUARD], r10
 	jae %1
 %endmacro
 
@@ -264,7 +261,7 @@ ftrace_caller:
 	call ftrace_function_slow
 	jmp ftrace_caller.restore
 
-.slow_commit:					; rb_commit_slow(cb, bit)
+.slow_commit:					; rb_commit_slow(cb)
 	push rsi
 .slow_commit_rsi:				; the graph path: rsi saved already
 	push rdi
@@ -272,7 +269,6 @@ ftrace_caller:
 	push r9
 	sub rsp, 8
 	mov rdi, r11
-	mov esi, edx
 	call rb_commit_slow
 .restore:
 	add rsp, 8
@@ -466,11 +462,10 @@ ftrace_return_to_handler:
 	call ftrace_graph_exit_slow
 	jmp .rrestore
 
-.rcommit_slow:				; rb_commit_slow(cb, bit)
+.rcommit_slow:				; rb_commit_slow(cb)
 	push r8
 	sub rsp, 8
 	mov rdi, r11
-	mov esi, edx
 	call rb_commit_slow
 .rrestore:
 	add rsp, 8

@@ -132,18 +132,19 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 	static __always_inline int __trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__)) \
 	{									\
 		struct rb_cpu_buffer *te_cb = this_cpu_rb();			\
+		const uint64_t te_bit = arch_trace_level_bit();			\
 		struct trace_ev_##name *te_rec;					\
 		TE_EACH(TE_STRLEN, __VA_ARGS__)					\
 		uint32_t te_at = sizeof(*te_rec);				\
-		int te_err = ring_buffer_reserve(te_cb, sizeof(*te_rec)		\
+		int te_err = ring_buffer_reserve_bit(te_cb, sizeof(*te_rec)	\
 						 TE_EACH(TE_ROOM, __VA_ARGS__),	\
-						 (void **)&te_rec);		\
+						 (void **)&te_rec, te_bit);	\
 										\
 		(void)te_at;							\
 		if (likely(!te_err)) {						\
 			te_rec->hdr = trace_ent_word(TEV_##name, TRACE_ENT_WORDS(name)); \
 			TE_EACH(TE_ASSIGN, __VA_ARGS__)				\
-			ring_buffer_commit(te_cb);				\
+			ring_buffer_commit_bit(te_cb, te_bit);			\
 		}								\
 		return te_err;							\
 	}									\

@@ -101,6 +101,16 @@
  *       most one in-flight xadd per nested context (a reservation, or a
  *       flush's cap + 1) are ever in it.  So offset + rec never wraps 32
  *       bits and never carries into gen.
+ *   I12 gate is 0 only while state is RB_STATE_RECORDING, once every
+ *       state change has returned: each change re-derives gate from state
+ *       until state holds still across the store (rb_sync_gate), so the
+ *       last store of gate follows the last change of state.  A writer
+ *       that reads the guard word in between is one that read state a
+ *       moment earlier: on the owning CPU a change made there is seen by
+ *       the next writer.  Zeroed memory reads gate 0 (open) but state
+ *       NONE and cap 0: the fast path always leaves for the slow path,
+ *       which reads state first and refuses; the placeholder for absent
+ *       CPUs is closed (gate 1) from the start.
  *
  * HOOKS: what <arch/trace_arch.h> must provide.  The kernel's is in
  * arch/x86/include/arch/, the host tests' shim in tests/host/include/arch/.
@@ -133,15 +143,19 @@
  *	interrupts on this CPU only: on x86, cmpxchg without LOCK.
  *
  *   void arch_local_add32(uint32_t *p, uint32_t v)
- *   void arch_local_or32(uint32_t *p, uint32_t v)
+ *   void arch_local_or32(uint32_t *p, uint64_t v)
  *   void arch_local_and32(uint32_t *p, uint32_t v)
  *	*p += v, |= v, &= v as one interrupt-atomic instruction (x86: addl,
- *	orl, andl without LOCK).
+ *	orl, andl without LOCK).  or32 uses v's low 32 bits.
  *
- *   bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
- *	*p -= v as one interrupt-atomic instruction; true iff *p is now 0.
+ *   bool arch_local_sub32_zero(uint32_t *p, uint64_t v)
+ *	*p -= v's low 32 bits as one interrupt-atomic instruction; true iff
+ *	*p is now 0.
  *
- *   uint32_t arch_trace_level_bit(void)
+ *   (the 64-bit v of or32 and sub32_zero: the level bit is a 64-bit value
+ *   for the guard compare, and passes as it is.)
+ *
+ *   uint64_t arch_trace_level_bit(void)
  *	1 << L, where L is the context the caller runs in, 0 .. RB_NEST_MAX - 1,
  *	such that a context can only be interrupted by one of a strictly higher
  *	level: 0 task, 1 soft interrupt, 2 hard interrupt, 3 NMI; 0 if there is
@@ -270,8 +284,25 @@ struct rb_cpu_buffer {
 	uint64_t write;		/* tail page {gen:32 | offset:32} (I1) */
 	uint64_t tail_base;	/* base stamp of the tail page */
 	uint8_t *tail_page;	/* the tail page */
-	uint32_t state;		/* RB_STATE_*, checked first by every writer */
-	uint32_t nest;		/* active writer levels, publish flags (I7, I8) */
+	/*
+	 * The guard word: the writer's one compare (I7, I12).
+	 *
+	 *    63 ........... 32 31 ............. 0
+	 *   +-----------------+------------------+
+	 *   |      gate       |       nest       |
+	 *   +-----------------+------------------+
+	 *
+	 * gate is 0 while state is RB_STATE_RECORDING, 1 otherwise, so
+	 * guard < level bit says both "recording" and "my level is free".
+	 */
+	union {
+		uint64_t guard;
+		struct {
+			uint32_t nest;	/* active writer levels, publish flags (I7, I8) */
+			uint32_t gate;	/* state != RB_STATE_RECORDING (I12) */
+		};
+	};
+	uint32_t state;		/* RB_STATE_*: what gate says, and why */
 	uint32_t cap;		/* record bytes per page */
 	uint32_t switching;	/* a context of this CPU is switching (I9) */
 	uint32_t mode;		/* enum rb_mode */
@@ -320,6 +351,9 @@ struct rb_cpu_buffer {
 	uint64_t read_backwards; /* stamps found below the one before them */
 	uint64_t bad_pages;	/* pages taken that failed their checks, skipped */
 };
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "the guard word puts nest in its low half: little-endian only");
 
 /* Configuration of one CPU's buffer. */
 struct rb_cpu_config {
@@ -470,7 +504,7 @@ struct rb_reservation rb_reject_size(struct rb_cpu_buffer *cb);
 struct rb_reservation rb_refuse_nesting(struct rb_cpu_buffer *cb);
 struct rb_reservation rb_reserve_gated(struct rb_cpu_buffer *cb, uint32_t len,
 				       unsigned how, uint32_t bit);
-void rb_commit_slow(struct rb_cpu_buffer *cb, uint32_t bit);
+void rb_commit_slow(struct rb_cpu_buffer *cb);
 void rb_publish(struct rb_cpu_buffer *cb);
 
 /* Slot word (I4): | pos (47 bits) | consumed (1) | page id (16) |. */
@@ -520,33 +554,30 @@ static __always_inline uint32_t rb_nest_load(const struct rb_cpu_buffer *cb)
  * Everything else goes to rb_reserve_slow(), which owns the same nest bit.
  */
 static __always_inline struct rb_reservation
-rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
+rb_reserve_bit(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg, uint64_t bit)
 {
 	const unsigned how = use_cmpxchg ? RB_SLOW_CMPXCHG : 0;
-	uint32_t state, bit, rec, delta;
+	uint32_t state, rec, delta;
 	uint64_t w0, w;
 	uint8_t *page, *rp, *data;
 
-	state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
-	if (unlikely(state != RB_STATE_RECORDING)) {
-		/* Tracing off: answered inline, a handful of instructions. */
-		if (state == RB_STATE_OFF)
-			return (struct rb_reservation){ NULL, -RB_EOFF };
-		return rb_refuse(cb, state);
-	}
 	if (unlikely(len - 1u >= RB_MAX_PAYLOAD))
 		return rb_reject_size(cb);
 
 	/*
-	 * Recursion guard (I7): no active writer at our level or above.  A
-	 * flag, or an invalid level (bit 0), also fails the compare; the slow
-	 * path sorts that out.
+	 * One compare for "recording" (gate 0, I12) and the recursion guard
+	 * (I7): no active writer at our level or above.  A flag, or an
+	 * invalid level (bit 0), also fails it; the slow path sorts that out.
+	 * A plain read, so it can be a compare in memory: an interrupt after
+	 * it gives back the level bits it found (I7), so the answer holds.
 	 */
-	bit = arch_trace_level_bit();
-	/* A plain read, so it can be a compare in memory: an interrupt after
-	 * it gives back the level bits it found (I7), so the answer holds. */
-	if (unlikely(cb->nest >= bit))
-		return rb_reserve_gated(cb, len, how, bit);
+	if (unlikely(cb->guard >= bit)) {
+		/* Tracing off: answered inline, a handful of instructions. */
+		state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
+		if (state == RB_STATE_OFF)
+			return (struct rb_reservation){ NULL, -RB_EOFF };
+		return rb_reserve_gated(cb, len, how, (uint32_t)bit);
+	}
 	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 
@@ -584,6 +615,12 @@ rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
 	arch_local_add32(&((struct rb_page_header *)page)->entries, 1);
 	arch_rb_step(RB_STEP_FAST_E);
 	return (struct rb_reservation){ data, 0 };
+}
+
+static __always_inline struct rb_reservation
+rb_reserve(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg)
+{
+	return rb_reserve_bit(cb, len, use_cmpxchg, arch_trace_level_bit());
 }
 
 /*
@@ -627,19 +664,37 @@ static __always_inline int ring_buffer_reserve_cmpxchg(struct rb_cpu_buffer *cb,
  * Finish the innermost reservation on cb.  The outermost writer publishes
  * the pages its nest completed; nested ones leave that to it (I8).
  */
-static __always_inline void ring_buffer_commit(struct rb_cpu_buffer *cb)
+static __always_inline void ring_buffer_commit_bit(struct rb_cpu_buffer *cb, uint64_t bit)
 {
-	uint32_t bit = arch_trace_level_bit();
-
 	/* Payload stores stay before the release of the bit: an interrupt
 	 * after /F/ is outermost and may publish our page. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/*F, G*/ if (unlikely(!arch_local_sub32_zero(&cb->nest, bit))) {
 		arch_rb_step(RB_STEP_F);
-		rb_commit_slow(cb, bit);
+		rb_commit_slow(cb);
 	} else {
 		arch_rb_step(RB_STEP_F);
 	}
+}
+
+static __always_inline void ring_buffer_commit(struct rb_cpu_buffer *cb)
+{
+	ring_buffer_commit_bit(cb, arch_trace_level_bit());
+}
+
+/*
+ * The same pair with the caller's arch_trace_level_bit(), read once for
+ * both (a generated writer keeps it in a register instead of reading it
+ * again at the commit).  The level cannot change between the two: every
+ * interrupt gives back the level it found.
+ */
+static __always_inline int ring_buffer_reserve_bit(struct rb_cpu_buffer *cb, uint32_t len,
+						   void **data, uint64_t bit)
+{
+	struct rb_reservation r = rb_reserve_bit(cb, len, CONFIG_TRACE_RESERVE_CMPXCHG, bit);
+
+	*data = r.data;
+	return r.err;
 }
 
 /* Reserve, copy len bytes from src, commit. */

@@ -269,12 +269,13 @@ ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x24);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, write) == 0x00);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_base) == 0x08);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_page) == 0x10);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, state) == 0x18);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x1c);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, cap) == 0x20);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, guard) == 0x18);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x18);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, gate) == 0x1c);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, cap) == 0x24);
 /* FN_REC 24, FN_WORD 5 << 27: a 20-byte payload is inline (4-byte word + 20); so are 16 and 28 */
 ASM_CHECK(RB_INLINE_MAX >= 28 && RB_DELTA_BITS == 27);
-ASM_CHECK(RB_STATE_RECORDING == 2 && RB_SLOW_AFTER_XADD == 1 && RB_DELTA_LIMIT == 1u << 27);
+ASM_CHECK(RB_SLOW_AFTER_XADD == 1 && RB_DELTA_LIMIT == 1u << 27);
 ASM_CHECK(RB_PAGE_HEADER_SIZE == 48 && offsetof(struct rb_page_header, entries) == 36);
 ASM_CHECK(sizeof(struct trace_ev_function) == 20);
 ASM_CHECK(offsetof(struct trace_ev_function, ip) == 4);

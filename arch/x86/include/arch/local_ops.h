@@ -31,9 +31,15 @@ static inline void arch_local_add32(uint32_t *p, uint32_t v)
 	__asm__ __volatile__("addl %1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
 }
 
-static inline void arch_local_or32(uint32_t *p, uint32_t v)
+/*
+ * or32 and sub32_zero take v as 64 bits, of which the instruction uses the
+ * low 32 (%k): the ring buffer's level bit lives in a 64-bit register for
+ * its guard compare, and a 32-bit operand would make the compiler keep a
+ * second copy of it.
+ */
+static inline void arch_local_or32(uint32_t *p, uint64_t v)
 {
-	__asm__ __volatile__("orl %1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
+	__asm__ __volatile__("orl %k1, %0" : "+m"(*p) : "ir"(v) : "memory", "cc");
 }
 
 static inline void arch_local_and32(uint32_t *p, uint32_t v)
@@ -42,11 +48,11 @@ static inline void arch_local_and32(uint32_t *p, uint32_t v)
 }
 
 /* *p -= v; true iff *p is now zero (the subl's own zero flag). */
-static inline bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
+static inline bool arch_local_sub32_zero(uint32_t *p, uint64_t v)
 {
 	bool zero;
 
-	__asm__ __volatile__("subl %2, %0" : "+m"(*p), "=@ccz"(zero) : "ir"(v) : "memory");
+	__asm__ __volatile__("subl %k2, %0" : "+m"(*p), "=@ccz"(zero) : "ir"(v) : "memory");
 	return zero;
 }
 

@@ -75,9 +75,17 @@ static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
 	return x86_local_xadd(p, v);
 }
 
-static inline uint32_t arch_trace_level_bit(void)
+/*
+ * A 32-bit load into a 64-bit register, which zero-extends: returned as
+ * 64 bits so that the guard compare (64 bits) needs no extension of its own.
+ */
+static inline uint64_t arch_trace_level_bit(void)
 {
-	return percpu_read32(trace.level_bit);
+	uint64_t v;
+
+	__asm__ __volatile__("movl %%gs:%c1, %k0" : "=r"(v)
+			     : "i"(__builtin_offsetof(struct percpu, trace.level_bit)));
+	return v;
 }
 
 static inline unsigned arch_trace_level(void)

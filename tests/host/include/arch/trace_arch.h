@@ -152,9 +152,9 @@ static inline void arch_local_add32(uint32_t *p, uint32_t v)
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
-static inline void arch_local_or32(uint32_t *p, uint32_t v)
+static inline void arch_local_or32(uint32_t *p, uint64_t v)
 {
-	__atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+	__atomic_fetch_or(p, (uint32_t)v, __ATOMIC_RELAXED);
 }
 
 static inline void arch_local_and32(uint32_t *p, uint32_t v)
@@ -162,9 +162,9 @@ static inline void arch_local_and32(uint32_t *p, uint32_t v)
 	__atomic_fetch_and(p, v, __ATOMIC_RELAXED);
 }
 
-static inline bool arch_local_sub32_zero(uint32_t *p, uint32_t v)
+static inline bool arch_local_sub32_zero(uint32_t *p, uint64_t v)
 {
-	return __atomic_sub_fetch(p, v, __ATOMIC_RELAXED) == 0;
+	return __atomic_sub_fetch(p, (uint32_t)v, __ATOMIC_RELAXED) == 0;
 }
 #else
 /* The kernel's own instructions: cmpxchg, add32, or32, and32, sub32_zero. */
@@ -180,7 +180,7 @@ static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)
 
 #endif
 
-static inline uint32_t arch_trace_level_bit(void)
+static inline uint64_t arch_trace_level_bit(void)
 {
 	unsigned level = host_trace_level;
 
