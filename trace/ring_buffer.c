@@ -43,7 +43,7 @@ enum rb_switch_result {
 };
 
 /* Answers for a CPU without a buffer: refuses and counts everything. */
-static struct rb_cpu_buffer rb_cpu_absent = { .gate = 1 };
+static struct rb_cpu_buffer rb_cpu_absent = { .gate = RB_GATE_CLOSED };
 
 /*
  * I12: make gate say what state says, after any change of state.  Store,
@@ -57,7 +57,9 @@ static void rb_sync_gate(struct rb_cpu_buffer *cb)
 
 	do {
 		s = __atomic_load_n(&cb->state, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&cb->gate, s != RB_STATE_RECORDING, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&cb->gate, s == RB_STATE_RECORDING ? RB_GATE_OPEN :
+					    s == RB_STATE_OFF ? RB_GATE_OFF : RB_GATE_CLOSED,
+				 __ATOMIC_SEQ_CST);
 	} while (__atomic_load_n(&cb->state, __ATOMIC_SEQ_CST) != s);
 }
 

@@ -75,15 +75,15 @@ bits 64
 
 ; struct percpu
 %define PC_LEVEL_BIT	0x1c		; trace.level_bit
-%define PC_ENT_CTX	0x20		; trace.ent_ctx
-%define PC_RB		0x28		; rb
-%define PC_FTRACE_BUSY	0x24		; ftrace_busy
+%define PC_ENT_CTX	0x24		; trace.ent_ctx
+%define PC_RB		0x30		; rb
+%define PC_FTRACE_BUSY	0x28		; ftrace_busy
 ; struct rb_cpu_buffer
-%define CB_WRITE	0x00
-%define CB_TAIL_BASE	0x08
-%define CB_TAIL_PAGE	0x10
-%define CB_GUARD	0x18		; guard: nest, then gate (I7, I12)
-%define CB_NEST		0x18
+%define CB_GUARD	0x00		; guard: nest, then gate (I7, I12)
+%define CB_NEST		0x00
+%define CB_WRITE	0x08
+%define CB_TAIL_BASE	0x10
+%define CB_TAIL_PAGE	0x18
 %define CB_CAP		0x24
 %define RB_SLOW_AFTER_XADD	1
 %define RB_DELTA_LIMIT	(1 << 27)

@@ -128,6 +128,23 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
  * __trace_<name>() writes; trace_<name>() is the call site, its key's NOP
  * first so that a disabled event evaluates nothing else.
  */
+/* 1 for a field whose size is known only when recording (strings). */
+#define TE_DYN(kind, t, n, x, conv)	TE_DYN_##kind
+#define TE_DYN_INT
+#define TE_DYN_SYM
+#define TE_DYN_CHARS
+#define TE_DYN_STR			| 1
+#define TE_DYN_ENUM
+#define TE_DYN_BPRINT			| 1
+
+/*
+ * Locals are te_*: field names are the parameters' and must not collide.
+ * __trace_<name>() writes; trace_<name>() is the call site, its key's NOP
+ * first so that a disabled event evaluates nothing else.  A record of a
+ * fixed size in the inline form has its record word and event header
+ * stored by the reservation, with the delta, in one 64-bit store
+ * (ring_buffer_reserve_head()); any other gets its header word after.
+ */
 #define TRACE_EVENT(sys, name, ...)						\
 	static __always_inline int __trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__)) \
 	{									\
@@ -136,13 +153,26 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 		struct trace_ev_##name *te_rec;					\
 		TE_EACH(TE_STRLEN, __VA_ARGS__)					\
 		uint32_t te_at = sizeof(*te_rec);				\
-		int te_err = ring_buffer_reserve_bit(te_cb, sizeof(*te_rec)	\
-						 TE_EACH(TE_ROOM, __VA_ARGS__),	\
-						 (void **)&te_rec, te_bit);	\
+		const int te_head = !(0 TE_EACH(TE_DYN, __VA_ARGS__)) &&	\
+				    sizeof(*te_rec) <= RB_INLINE_MAX;		\
+		int te_err;							\
 										\
 		(void)te_at;							\
+		if (te_head) {							\
+			te_err = ring_buffer_reserve_head(te_cb, sizeof(*te_rec), \
+				(void **)&te_rec, te_bit,			\
+				trace_ent_head(TEV_##name, TRACE_ENT_WORDS(name), \
+					       sizeof(*te_rec)),		\
+				trace_ent_head_ctx);				\
+		} else {							\
+			te_err = ring_buffer_reserve_bit(te_cb, sizeof(*te_rec)	\
+					TE_EACH(TE_ROOM, __VA_ARGS__),		\
+					(void **)&te_rec, te_bit);		\
+			if (likely(!te_err))					\
+				te_rec->hdr = trace_ent_word(TEV_##name,	\
+							     TRACE_ENT_WORDS(name)); \
+		}								\
 		if (likely(!te_err)) {						\
-			te_rec->hdr = trace_ent_word(TEV_##name, TRACE_ENT_WORDS(name)); \
 			TE_EACH(TE_ASSIGN, __VA_ARGS__)				\
 			ring_buffer_commit_bit(te_cb, te_bit);			\
 		}								\

@@ -73,6 +73,22 @@ static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned words)
 	return trace_ent_pack(id, percpu_read32(trace.ent_ctx), words);
 }
 
+/*
+ * A fixed-size record's first 8 bytes but the delta (rb_head_word()): its
+ * record word and event header; ring_buffer_reserve_head() ORs in the
+ * context bits from this CPU's trace.ent_hi (trace_ent_head_ctx) once the
+ * writer is past the guard.
+ */
+static __always_inline uint64_t trace_ent_head(uint16_t id, unsigned words, uint32_t len)
+{
+	return rb_head_word(len, trace_ent_pack(id, 0, words));
+}
+
+static __always_inline uint64_t trace_ent_head_ctx(uint64_t head)
+{
+	return percpu_or_into64(trace.ent_hi, head);
+}
+
 #include "kernel/trace_events.h"	/* trace_<event>(fields...) */
 
 #endif

@@ -101,7 +101,8 @@
  *       most one in-flight xadd per nested context (a reservation, or a
  *       flush's cap + 1) are ever in it.  So offset + rec never wraps 32
  *       bits and never carries into gen.
- *   I12 gate is 0 only while state is RB_STATE_RECORDING, once every
+ *   I12 gate is 0 only while state is RB_STATE_RECORDING, and 1 only
+ *       while it is RB_STATE_OFF (2 otherwise), once every
  *       state change has returned: each change re-derives gate from state
  *       until state holds still across the store (rb_sync_gate), so the
  *       last store of gate follows the last change of state.  A writer
@@ -110,7 +111,7 @@
  *       the next writer.  Zeroed memory reads gate 0 (open) but state
  *       NONE and cap 0: the fast path always leaves for the slow path,
  *       which reads state first and refuses; the placeholder for absent
- *       CPUs is closed (gate 1) from the start.
+ *       CPUs is closed (gate 2) from the start.
  *
  * HOOKS: what <arch/trace_arch.h> must provide.  The kernel's is in
  * arch/x86/include/arch/, the host tests' shim in tests/host/include/arch/.
@@ -261,6 +262,13 @@ enum {
 	RB_STATE_STOPPED = 3,	/* integrity stop: refused and counted */
 };
 
+/* gate (I12): what state means to a writer. */
+enum {
+	RB_GATE_OPEN = 0,	/* RB_STATE_RECORDING */
+	RB_GATE_OFF = 1,	/* RB_STATE_OFF: refused at once, not counted */
+	RB_GATE_CLOSED = 2,	/* none or stopped: the slow path refuses and counts */
+};
+
 /* Error codes, returned negated. */
 enum {
 	RB_OK = 0,
@@ -280,28 +288,30 @@ enum {
  * not steal the writer's line.
  */
 struct rb_cpu_buffer {
-	/* -- writer hot line: this CPU's contexts (state: any CPU) -- */
-	uint64_t write;		/* tail page {gen:32 | offset:32} (I1) */
-	uint64_t tail_base;	/* base stamp of the tail page */
-	uint8_t *tail_page;	/* the tail page */
+	/* -- writer hot line: this CPU's contexts (state, gate: any CPU) -- */
 	/*
-	 * The guard word: the writer's one compare (I7, I12).
+	 * The guard word: the writer's one compare (I7, I12).  First, so that
+	 * its address is the buffer's own (no extra register for the commit).
 	 *
 	 *    63 ........... 32 31 ............. 0
 	 *   +-----------------+------------------+
 	 *   |      gate       |       nest       |
 	 *   +-----------------+------------------+
 	 *
-	 * gate is 0 while state is RB_STATE_RECORDING, 1 otherwise, so
-	 * guard < level bit says both "recording" and "my level is free".
+	 * gate is 0 while state is RB_STATE_RECORDING, 1 while it is OFF, 2
+	 * otherwise, so guard < level bit says both "recording" and "my
+	 * level is free", and a writer turned away tells "off" by gate alone.
 	 */
 	union {
 		uint64_t guard;
 		struct {
 			uint32_t nest;	/* active writer levels, publish flags (I7, I8) */
-			uint32_t gate;	/* state != RB_STATE_RECORDING (I12) */
+			uint32_t gate;	/* RB_GATE_*: state, as the writer asks (I12) */
 		};
 	};
+	uint64_t write;		/* tail page {gen:32 | offset:32} (I1) */
+	uint64_t tail_base;	/* base stamp of the tail page */
+	uint8_t *tail_page;	/* the tail page */
 	uint32_t state;		/* RB_STATE_*: what gate says, and why */
 	uint32_t cap;		/* record bytes per page */
 	uint32_t switching;	/* a context of this CPU is switching (I9) */
@@ -553,16 +563,66 @@ static __always_inline uint32_t rb_nest_load(const struct rb_cpu_buffer *cb)
  * fits 27 bits, no interrupt in the window and room on the tail page.
  * Everything else goes to rb_reserve_slow(), which owns the same nest bit.
  */
-static __always_inline struct rb_reservation
-rb_reserve_bit(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg, uint64_t bit)
+/*
+ * Where a reservation's payload is, as the fast path finds it: base + at +
+ * rb_spot_bias(len), base the tail page and at the record's end offset.
+ * A slow path's payload comes as base = payload - bias, at = 0.  Kept in
+ * two parts so that the caller's stores after either path can address the
+ * payload as bias(base, at), with no register of its own.
+ */
+struct rb_spot {
+	uintptr_t base;
+	uint64_t at;
+	int err;		/* 0 or a negated RB_E* code */
+};
+
+static __always_inline ptrdiff_t rb_spot_bias(uint32_t len, const bool fixed)
+{
+	if (!fixed)
+		return 0;	/* a length known only now: the payload itself */
+	return (ptrdiff_t)(RB_PAGE_HEADER_SIZE + rb_data_header_size(len)) -
+	       (ptrdiff_t)rb_data_record_size(len);
+}
+
+static __always_inline void *rb_spot_data(struct rb_spot s, uint32_t len, const bool fixed)
+{
+	/* Opaque to the compiler, or it adds the two before the paths meet. */
+	__asm__("" : "+r"(s.base), "+r"(s.at));
+	return s.err ? NULL : (void *)(s.base + s.at + (uintptr_t)rb_spot_bias(len, fixed));
+}
+
+/*
+ * A reservation that left the fast path, as a spot.  With a head word
+ * (rb_head_word()) the payload's first word is stored here; the fast path
+ * stores it with the record word.
+ */
+static __always_inline struct rb_spot
+rb_spot_rest(struct rb_reservation r, uint32_t len, const bool fixed, const bool use_head,
+	     uint64_t head)
+{
+	if (use_head && r.data)
+		rb_store32((uint8_t *)r.data, (uint32_t)(head >> 32));
+	return (struct rb_spot){ (uintptr_t)r.data - (uintptr_t)rb_spot_bias(len, fixed), 0,
+				 r.err };
+}
+
+/*
+ * fixed: len is a compile-time constant (the same answer wherever the spot
+ * is used: the caller asks once); a spot for any other len is the payload
+ * address itself (bias 0), as computing the bias would cost more.
+ */
+static __always_inline struct rb_spot
+rb_reserve_common(struct rb_cpu_buffer *cb, uint32_t len, const bool fixed,
+		  const bool use_cmpxchg, uint64_t bit, const bool use_head, uint64_t head,
+		  uint64_t (*const head_fn)(uint64_t))
 {
 	const unsigned how = use_cmpxchg ? RB_SLOW_CMPXCHG : 0;
-	uint32_t state, rec, delta;
+	uint32_t rec, delta, end;
 	uint64_t w0, w;
-	uint8_t *page, *rp, *data;
+	uint8_t *page, *rp, *data = NULL;
 
 	if (unlikely(len - 1u >= RB_MAX_PAYLOAD))
-		return rb_reject_size(cb);
+		return rb_spot_rest(rb_reject_size(cb), len, fixed, false, 0);
 
 	/*
 	 * One compare for "recording" (gate 0, I12) and the recursion guard
@@ -572,14 +632,17 @@ rb_reserve_bit(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg, u
 	 * it gives back the level bits it found (I7), so the answer holds.
 	 */
 	if (unlikely(cb->guard >= bit)) {
-		/* Tracing off: answered inline, a handful of instructions. */
-		state = __atomic_load_n(&cb->state, __ATOMIC_RELAXED);
-		if (state == RB_STATE_OFF)
-			return (struct rb_reservation){ NULL, -RB_EOFF };
-		return rb_reserve_gated(cb, len, how, (uint32_t)bit);
+		/* Tracing off: answered inline, one compare more (in memory,
+		 * as the guard's: a stale answer is one read a moment ago). */
+		if (cb->gate == RB_GATE_OFF)
+			return (struct rb_spot){ 0, 0, -RB_EOFF };
+		return rb_spot_rest(rb_reserve_gated(cb, len, how, (uint32_t)bit), len, fixed,
+				    use_head, use_head ? head_fn(head) : 0);
 	}
 	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (use_head)
+		head = head_fn(head);	/* only now: a refused writer never pays */
 
 	rec = rb_data_record_size(len);
 	/*A*/ w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
@@ -587,34 +650,55 @@ rb_reserve_bit(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg, u
 	arch_rb_step(RB_STEP_FAST_A);
 	/*B*/ if (unlikely(!arch_cycles_since(&cb->tail_base, &delta) ||
 			   delta >= RB_DELTA_LIMIT))
-		return rb_reserve_slow(cb, len, how, 0, 0);
+		return rb_spot_rest(rb_reserve_slow(cb, len, how, 0, 0), len, fixed,
+				    use_head, head);
 	arch_rb_step(RB_STEP_FAST_B);
 
 	if (use_cmpxchg) {
 		if (unlikely(rb_off(w0) + rec > cb->cap))
-			return rb_reserve_slow(cb, len, how, 0, 0);
+			return rb_spot_rest(rb_reserve_slow(cb, len, how, 0, 0), len, fixed,
+					    use_head, head);
 		/*C*/ w = arch_local_cmpxchg(&cb->write, w0, w0 + rec);
 		arch_rb_step(RB_STEP_FAST_C);
 		if (unlikely(w != w0))
-			return rb_reserve_slow(cb, len, how, 0, 0);
+			return rb_spot_rest(rb_reserve_slow(cb, len, how, 0, 0), len, fixed,
+					    use_head, head);
 	} else {
 		/*C*/ w = arch_local_xadd(&cb->write, rec);
 		arch_rb_step(RB_STEP_FAST_C);
 		/* No wrap: offsets stay far below 2^32 - rec (I11). */
-		/*D*/ if (unlikely(w != w0 || rb_off(w) + rec > cb->cap))
-			return rb_reserve_slow(cb, len, how | RB_SLOW_AFTER_XADD, w, w0);
+		/*D*/ if (unlikely(w != w0 || rb_off(w0) + rec > cb->cap))
+			return rb_spot_rest(rb_reserve_slow(cb, len, how | RB_SLOW_AFTER_XADD,
+							    w, w0), len, fixed, use_head, head);
 	}
 
 	/*
 	 * D held: nothing reserved or switched since A, so page and base were
 	 * the tail's and the stamp is ordered (I1, I10).  The space is ours.
+	 * The record is found from its end, the 32-bit sum the cap check
+	 * made: already zero-extended, where the offset alone would need it.
 	 */
 	arch_rb_step(RB_STEP_FAST_D);
-	rp = page + RB_PAGE_HEADER_SIZE + rb_off(w);
-	/*E*/ data = rb_put_data(rp, len, delta);
+	end = rb_off(w0) + rec;
+	rp = page + ((ptrdiff_t)RB_PAGE_HEADER_SIZE - (ptrdiff_t)rec) + (uint64_t)end;
+	if (use_head)
+		/*E*/ rb_store64(rp, head | delta);
+	else
+		/*E*/ data = rb_put_data(rp, len, delta);
 	arch_local_add32(&((struct rb_page_header *)page)->entries, 1);
 	arch_rb_step(RB_STEP_FAST_E);
-	return (struct rb_reservation){ data, 0 };
+	if (!fixed)
+		return (struct rb_spot){ (uintptr_t)data, 0, 0 };
+	return (struct rb_spot){ (uintptr_t)page, end, 0 };
+}
+
+static __always_inline struct rb_reservation
+rb_reserve_bit(struct rb_cpu_buffer *cb, uint32_t len, const bool use_cmpxchg, uint64_t bit)
+{
+	const bool fixed = __builtin_constant_p(len);
+	struct rb_spot s = rb_reserve_common(cb, len, fixed, use_cmpxchg, bit, false, 0, NULL);
+
+	return (struct rb_reservation){ rb_spot_data(s, len, fixed), s.err };
 }
 
 static __always_inline struct rb_reservation
@@ -695,6 +779,28 @@ static __always_inline int ring_buffer_reserve_bit(struct rb_cpu_buffer *cb, uin
 
 	*data = r.data;
 	return r.err;
+}
+
+/*
+ * The same with the record's first 8 bytes but the delta known in advance:
+ * head_fn(head), where head = rb_head_word(len, first payload word) and
+ * head_fn adds what the caller keeps elsewhere (the context bits of an
+ * event header), called only once the writer is past the guard.  On
+ * success the payload's first word is written: the caller fills the rest.
+ * len: a multiple of 4 from 4 to RB_INLINE_MAX, a constant; head_fn a
+ * constant too (inlined).
+ */
+static __always_inline int ring_buffer_reserve_head(struct rb_cpu_buffer *cb, uint32_t len,
+						    void **data, uint64_t bit, uint64_t head,
+						    uint64_t (*const head_fn)(uint64_t))
+{
+	struct rb_spot s;
+
+	_Static_assert(RB_INLINE_MAX % 4 == 0, "inline lengths are whole words");
+	s = rb_reserve_common(cb, len, true, CONFIG_TRACE_RESERVE_CMPXCHG, bit, true, head,
+			      head_fn);
+	*data = rb_spot_data(s, len, true);
+	return s.err;
 }
 
 /* Reserve, copy len bytes from src, commit. */

@@ -181,6 +181,19 @@ static inline void rb_store64(uint8_t *p, uint64_t v)
 }
 
 /*
+ * An inline-form record's first 8 bytes with the delta left out, as one
+ * little-endian value: its record word in the low half, the payload's first
+ * 32-bit word (first) in the high half.  A writer that knows both before it
+ * reserves hands this over (rb_reserve_head()), and the record's header and
+ * first word are stored with the delta in one 64-bit store.  len is a
+ * multiple of 4, at least 4 and at most RB_INLINE_MAX.
+ */
+static inline uint64_t rb_head_word(uint32_t len, uint32_t first)
+{
+	return (uint64_t)first << 32 | rb_record_word(len / 4u, 0);
+}
+
+/*
  * Write the header of a data record of len payload bytes at rp with a delta
  * below RB_DELTA_LIMIT; returns the payload address.  The last payload word
  * is zeroed when len is not a multiple of 4 so no stale bytes leak out.

@@ -263,15 +263,15 @@ notrace void ftrace_graph_exit_slow(uint64_t func, uint64_t cycles, uint32_t dep
 /* The constants of arch/x86/ftrace_entry.asm's fast path, checked against C. */
 #define ASM_CHECK(c)	_Static_assert(c, "ftrace_entry.asm: " #c)
 ASM_CHECK(offsetof(struct percpu, trace.level_bit) == 0x1c);
-ASM_CHECK(offsetof(struct percpu, trace.ent_ctx) == 0x20);
-ASM_CHECK(offsetof(struct percpu, rb) == 0x28);
-ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x24);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, write) == 0x00);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_base) == 0x08);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_page) == 0x10);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, guard) == 0x18);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x18);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, gate) == 0x1c);
+ASM_CHECK(offsetof(struct percpu, trace.ent_ctx) == 0x24);
+ASM_CHECK(offsetof(struct percpu, rb) == 0x30);
+ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x28);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, guard) == 0x00);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x00);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, gate) == 0x04);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, write) == 0x08);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_base) == 0x10);
+ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_page) == 0x18);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, cap) == 0x24);
 /* FN_REC 24, FN_WORD 5 << 27: a 20-byte payload is inline (4-byte word + 20); so are 16 and 28 */
 ASM_CHECK(RB_INLINE_MAX >= 28 && RB_DELTA_BITS == 27);

@@ -117,6 +117,14 @@ static inline uint32_t trace_ent_word(uint16_t id, unsigned words)
 {
 	return trace_ent_pack(id, trace_ent_ctx(host_trace_level), words);
 }
+static inline uint64_t trace_ent_head(uint16_t id, unsigned words, uint32_t len)
+{
+	return rb_head_word(len, trace_ent_pack(id, 0, words));
+}
+static inline uint64_t trace_ent_head_ctx(uint64_t head)
+{
+	return head | (uint64_t)trace_ent_ctx(host_trace_level) << 32;
+}
 #define trace_event_enabled(name)	1	/* every event on */
 #include "kernel/trace_events.h"
 

@@ -59,6 +59,9 @@
  *      nested writer switched pages between an xadd on a closed page and
  *      its give-back (the NMI inside the IRQ, or the IRQ after a reader
  *      freed a page), rb_gen(cb->write) == tail_pos, or a malformed page.
+ *   6  (xadd+head: the writers' record word and first payload word in one
+ *      store) a slow path not writing the first word: word >> 24 == MAGIC;
+ *      the 64-bit store without the delta: ev.ts within [t_lo, t_hi).
  *   also: a switch not setting unpublished (in_buffer == 0); unpublished
  *   cleared after P3 instead of P1 (commit_pos == tail_pos); publish not
  *   going round again (nest == 0); the crosser not setting commit, or an
@@ -116,7 +119,7 @@
 #define ROOM_CROSS	8	/* ST_CROSS leaves room for an IRQ event only */
 #define ROOM_LATE	20	/* ST_CROSS_LATE: one outer event, then none */
 
-enum method { XADD, CMPXCHG };
+enum method { XADD, CMPXCHG, HEAD };	/* HEAD: xadd, the record's first 8 bytes in one store */
 
 enum state { ST_EMPTY, ST_PAGE_FULL, ST_CROSS, ST_CROSS_LATE, ST_RING_FULL, ST_OLD_EXTEND,
 	     ST_OLD_ABS, NR_STATES };
@@ -288,10 +291,16 @@ static void fire_nmi(void)
  * Reserve, fill, commit one event in the current context, and keep the books.
  * Returns 0 or -RB_EFULL; anything else fails the scenario.
  */
+static uint64_t head_same(uint64_t head)
+{
+	return head;
+}
+
 static int put_event(uint32_t len)
 {
 	uint32_t seq = sc.nseq, word, i;
 	struct ev *e = &sc.ev[seq];
+	bool head;
 	uint8_t *p;
 	void *data;
 	int rc;
@@ -303,8 +312,15 @@ static int put_event(uint32_t len)
 	e->decoded = 0;
 	e->flushed = false;
 	e->t_lo = host_fake_now;
-	rc = sc.cfg->method == CMPXCHG ? ring_buffer_reserve_cmpxchg(sc.cb, len, &data)
-				       : ring_buffer_reserve_xadd(sc.cb, len, &data);
+	word = MAGIC << 24 | len << 16 | seq;
+	head = sc.cfg->method == HEAD && len % 4 == 0 && len <= RB_INLINE_MAX;
+	if (head)	/* the generated writers' way: the first word goes with the record word */
+		rc = ring_buffer_reserve_head(sc.cb, len, &data, arch_trace_level_bit(),
+					      rb_head_word(len, word), head_same);
+	else if (sc.cfg->method == CMPXCHG)
+		rc = ring_buffer_reserve_cmpxchg(sc.cb, len, &data);
+	else
+		rc = ring_buffer_reserve_xadd(sc.cb, len, &data);
 	e->t_hi = host_fake_now;
 	/* The IRQ's NMI, if the IRQ did not pass its step: inside its window. */
 	if (sc.nmi_pending && host_trace_level == 2 && !is_commit_step(sc.nmi_step))
@@ -316,8 +332,8 @@ static int put_event(uint32_t len)
 		return rc;
 	}
 	p = data;
-	word = MAGIC << 24 | len << 16 | seq;
-	memcpy(p, &word, 4);
+	if (!head)
+		memcpy(p, &word, 4);
 	for (i = 4; i < len; i++)
 		p[i] = pattern(seq, i);
 	e->status = EV_FILLED;	/* from here on an interrupt may publish it */
@@ -870,7 +886,7 @@ static void test_every_step_hit(void **state)
 
 int main(int argc, char **argv)
 {
-	static struct config cfgs[8];
+	static struct config cfgs[12];
 	struct CMUnitTest tests[ARRAY_SIZE(cfgs) + 1];
 	uint32_t i;
 	int a, rc;
@@ -893,12 +909,13 @@ int main(int argc, char **argv)
 	host_warn_quiet = 1;
 	host_hook_step = on_step;
 	for (i = 0; i < ARRAY_SIZE(cfgs); i++) {
-		cfgs[i].pages = 2 + i / 4;
-		cfgs[i].mode = i / 2 % 2 ? RB_MODE_DISCARD : RB_MODE_OVERWRITE;
-		cfgs[i].method = i % 2 ? CMPXCHG : XADD;
+		cfgs[i].pages = 2 + i / 6;
+		cfgs[i].mode = i / 3 % 2 ? RB_MODE_DISCARD : RB_MODE_OVERWRITE;
+		cfgs[i].method = (enum method)(i % 3);
 		snprintf(cfgs[i].name, sizeof(cfgs[i].name), "%u pages %s %s", cfgs[i].pages,
 			 cfgs[i].mode == RB_MODE_DISCARD ? "discard" : "overwrite",
-			 cfgs[i].method == CMPXCHG ? "cmpxchg" : "xadd");
+			 cfgs[i].method == CMPXCHG ? "cmpxchg" :
+			 cfgs[i].method == HEAD ? "xadd+head" : "xadd");
 		tests[i] = (struct CMUnitTest){ .name = cfgs[i].name, .test_func = test_config,
 						.initial_state = &cfgs[i] };
 	}

@@ -63,17 +63,21 @@ static inline bool arch_local_sub32_zero(uint32_t *p, uint64_t v)
  * *base is read as two halves: a caller must reject a result taken while
  * *base changed (the ring buffer's write-word check does).
  */
-static inline bool x86_tsc_since(uint32_t lo, uint32_t hi, const uint64_t *base,
+static inline bool x86_tsc_since(uint64_t lo, uint32_t hi, const uint64_t *base,
 				 uint32_t *delta)
 {
 	typedef uint32_t __attribute__((may_alias)) u32_alias;
 	const u32_alias *b = (const u32_alias *)base;
+	uint64_t d = (uint32_t)lo;	/* a 64-bit register: subl leaves its top half 0 */
 	bool fits;
 
-	__asm__("subl %3, %0\n\tsbbl %4, %1"
-		: "+r"(lo), "+r"(hi), "=@ccz"(fits)
+	__asm__("subl %3, %k0\n\tsbbl %4, %1"
+		: "+r"(d), "+r"(hi), "=@ccz"(fits)
 		: "m"(b[0]), "m"(b[1]));
-	*delta = lo;
+	/* Said to the compiler, so that widening *delta costs nothing. */
+	if (d > UINT32_MAX)
+		__builtin_unreachable();
+	*delta = (uint32_t)d;
 	return fits;
 }
 

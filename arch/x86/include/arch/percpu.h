@@ -44,12 +44,23 @@ struct tss {
 struct trace_ctx {
 	uint32_t level;			/* 0 task, 2 IRQ, 3 NMI (TRACE_LEVEL_*) */
 	uint32_t level_bit;		/* 1 << level: the ring buffer's nest bit */
-	uint32_t ent_ctx;		/* trace_ent_ctx(level), as event payloads carry it */
+	/*
+	 * trace_ent_ctx(level), as event payloads carry it, in the high half
+	 * of a 64-bit word whose low half is 0: OR-ed as it is into a record's
+	 * first 8 bytes (rb_head_word(): record word, then event header).
+	 */
+	union {
+		uint64_t ent_hi;
+		struct {
+			uint32_t ent_zero;	/* always 0 */
+			uint32_t ent_ctx;
+		};
+	};
 };
 
 static inline struct trace_ctx trace_ctx_of(uint32_t level)
 {
-	return (struct trace_ctx){ level, 1u << level, trace_ent_ctx(level) };
+	return (struct trace_ctx){ level, 1u << level, { (uint64_t)trace_ent_ctx(level) << 32 } };
 }
 
 struct percpu {
@@ -110,6 +121,20 @@ _Static_assert(__builtin_offsetof(struct percpu, self) == 0, "self must be at %g
 })
 #define percpu_read32(field)	percpu_read_sized(field, uint32_t, 4)
 #define percpu_read_ptr(field)	percpu_read_sized(field, __typeof__(((struct percpu *)0)->field), 8)
+
+/*
+ * v | the calling CPU's 64-bit field, in one instruction (the field folded
+ * into the or).  Volatile like the reads, so each use pays for its own
+ * read: a loop of events costs what the same events apart would.
+ */
+#define percpu_or_into64(field, v) ({						\
+	uint64_t r_ = (v);							\
+	_Static_assert(sizeof(((struct percpu *)0)->field) == 8,		\
+		       "percpu: " #field " is not 8 bytes");			\
+	__asm__ __volatile__("orq %%gs:%c1, %0" : "+r"(r_)			\
+			     : "i"(__builtin_offsetof(struct percpu, field)));	\
+	r_;									\
+})
 
 /*
  * The calling CPU's 32-bit field |= v, &= v: one instruction, so atomic

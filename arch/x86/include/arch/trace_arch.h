@@ -42,18 +42,25 @@
  * compares other stamp instructions with its own copy of these hooks:
  * kernel/tracer/bench_stamp/arch/trace_arch.h, whose stamps are listed too.)
  */
-static __always_inline void arch_stamp(uint32_t *lo, uint32_t *hi)
+static __always_inline void arch_stamp(uint64_t *lo, uint64_t *hi)
 {
+	uint64_t a, d;
+
 	__asm__ __volatile__("1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
-			     : "=a"(*lo), "=d"(*hi) : : "memory");
+			     : "=a"(a), "=d"(d) : : "memory");
+	/* rdtsc zeroes the top halves of rax and rdx: told, so never redone. */
+	if (a > UINT32_MAX || d > UINT32_MAX)
+		__builtin_unreachable();
+	*lo = a;
+	*hi = d;
 }
 
 static inline uint64_t arch_read_cycles(void)
 {
-	uint32_t lo, hi;
+	uint64_t lo, hi;
 
 	arch_stamp(&lo, &hi);
-	return ((uint64_t)hi << 32) | lo;
+	return (hi << 32) | lo;
 }
 
 /*
@@ -64,10 +71,10 @@ static inline uint64_t arch_read_cycles(void)
  */
 static __always_inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
 {
-	uint32_t lo, hi;
+	uint64_t lo, hi;
 
 	arch_stamp(&lo, &hi);
-	return x86_tsc_since(lo, hi, base, delta);
+	return x86_tsc_since(lo, (uint32_t)hi, base, delta);
 }
 
 static inline uint64_t arch_local_xadd(uint64_t *p, uint64_t v)

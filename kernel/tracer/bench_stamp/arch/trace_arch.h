@@ -33,30 +33,36 @@ long long tsc_cycles_to_ns(uint64_t cycles);	/* <arch/tsc.h>: this CPU's clock *
 
 /* The variant's stamp: a compiler barrier like the kernel's, its
  * instruction listed in tsc_sites like the kernel's (inject.tsc_skew). */
-static __always_inline void bench_stamp(uint32_t *lo, uint32_t *hi)
+static __always_inline void bench_stamp(uint64_t *lo, uint64_t *hi)
 {
+	uint64_t a, d;
 #if TRACE_STAMP == 1
 	uint32_t aux;
 	__asm__ __volatile__("1: rdtscp\n\t" TSC_SITE(TSC_SITE_RDTSCP)
-			     : "=a"(*lo), "=d"(*hi), "=c"(aux) : : "memory");
+			     : "=a"(a), "=d"(d), "=c"(aux) : : "memory");
 #elif TRACE_STAMP == 2
 	__asm__ __volatile__("lfence\n1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
-			     : "=a"(*lo), "=d"(*hi) : : "memory");
+			     : "=a"(a), "=d"(d) : : "memory");
 #else
 	__asm__ __volatile__("1: rdtsc\n\t" TSC_SITE(TSC_SITE_RDTSC)
-			     : "=a"(*lo), "=d"(*hi) : : "memory");
+			     : "=a"(a), "=d"(d) : : "memory");
 #endif
+	/* Both zero the top halves of rax and rdx, as the kernel's stamp says. */
+	if (a > UINT32_MAX || d > UINT32_MAX)
+		__builtin_unreachable();
+	*lo = a;
+	*hi = d;
 }
 
 static inline uint64_t arch_read_cycles(void)
 {
-	uint32_t lo, hi;
+	uint64_t lo, hi;
 
 	bench_stamp(&lo, &hi);
 #if TRACE_STAMP_CONVERT
-	return (uint64_t)tsc_cycles_to_ns(((uint64_t)hi << 32) | lo);
+	return (uint64_t)tsc_cycles_to_ns((hi << 32) | lo);
 #else
-	return ((uint64_t)hi << 32) | lo;
+	return (hi << 32) | lo;
 #endif
 }
 
@@ -68,10 +74,10 @@ static __always_inline bool arch_cycles_since(const uint64_t *base, uint32_t *de
 	*delta = (uint32_t)d;
 	return d >> 32 == 0;
 #else
-	uint32_t lo, hi;
+	uint64_t lo, hi;
 
 	bench_stamp(&lo, &hi);
-	return x86_tsc_since(lo, hi, base, delta);
+	return x86_tsc_since(lo, (uint32_t)hi, base, delta);
 #endif
 }
 
