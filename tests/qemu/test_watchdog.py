@@ -96,11 +96,15 @@ def test_hang_under_ovmf_is_reported_within_the_bound(qemu):
     """The same under OVMF (UEFI firmware hands over a different machine
     state: LAPIC, interrupt controllers, memory map). Plain TCG: OVMF boots
     in about 45 s of test time under icount (../shared/FACTS.md), and the
-    exact bound is icount's, tested above; here it is never early."""
+    exact bound is icount's, tested above. Here the deadline comes from the
+    LAPIC timer and the report's figure from the TSC, and with 2 vCPUs
+    under plain TCG QEMU's TSC runs up to 3.5% off its timers
+    (docs/clock.md: 2200..34551 ppm measured): a report may read up to 5%
+    early (396 ms for 400 seen once), never more."""
     r = qemu(f"run=hang hang.cpu=1 watchdog.ms={WD_MS} exit", smp=2, uefi=True, timeout=120)
     assert r.has(r"^boot: loader=.* firmware=uefi "), r.out
     ms = check_report(r, 1, 2, WD_MS)
-    assert WD_MS - 1 <= ms <= WD_MS + 10000, ms
+    assert WD_MS * 95 // 100 <= ms <= WD_MS + 10000, ms
 
 
 def test_hang_in_x2apic_mode_is_reported_within_the_bound(qemu10):
@@ -118,7 +122,8 @@ def test_hang_on_the_boot_cpu_under_tcg_with_the_default(qemu):
     r = qemu("run=hang exit", smp=3, timeout=60)
     assert r.has(r"^watchdog: ms=2000 sample_ms=\d+ source=lapic_timer_nmi "), r.out
     ms = check_report(r, 0, 3, 2000)
-    assert 2000 - 1 <= ms <= 2000 + 10000, ms
+    # Plain TCG, 3 vCPUs: the TSC may run a few % off the LAPIC timer (as above).
+    assert 2000 * 95 // 100 <= ms <= 2000 + 10000, ms
 
 
 def test_watchdog_off_does_not_report_a_hang(qemu):
