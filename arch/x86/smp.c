@@ -217,8 +217,19 @@ static void smp_warp_rounds(void)
 
 static void ap_sync_loop(void)
 {
+	bool traced = false;
+
 	for (;;) {
 		uint32_t ph = __atomic_load_n(&sync.phase, __ATOMIC_ACQUIRE);
+		/*
+		 * The warp test or the end: no IA32_TSC_ADJUST write comes after
+		 * either, so this CPU's clock is final and its ring buffer may
+		 * start (boot tracing: its side of the warp test is in it).
+		 */
+		if (!traced && (ph == SYNC_WARP || ph == SYNC_DONE)) {
+			tracing_ap_start(this_cpu());
+			traced = true;
+		}
 		if (ph == SYNC_DONE) {
 			__atomic_store_n(&sync.ap_left, 1, __ATOMIC_RELEASE);
 			return;
@@ -633,6 +644,7 @@ void smp_init(void)
 				break;
 			}
 			pc->tsc_inject = inject;
+			tracing_prepare_ap(next);	/* its buffer's memory, built by the AP */
 			if (!start_ap(pc)) {
 				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",
 				       c->apic_id, AP_TIMEOUT_MS);

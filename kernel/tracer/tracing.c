@@ -125,14 +125,13 @@ static bool alloc_cpu_persist(unsigned c, uint32_t n, int mode)
 	return true;
 }
 
-static bool alloc_cpu(unsigned c, uint32_t n, int mode)
+/* Memory for a buffer of n pages: its struct (*cb, *cb_size) and page table. */
+static bool alloc_mem(uint32_t n, struct rb_cpu_buffer **cb, size_t *cb_size, void ***pages)
 {
 	uint64_t meta = (ring_buffer_cpu_size(n) + PAGE_SIZE - 1) / PAGE_SIZE;
 	uint64_t tab = ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE;
 	uint64_t cb_phys = pmm_alloc(meta, 1), tab_phys = pmm_alloc(tab, 1);
 	uint64_t data_phys = pmm_alloc(n + 1, 1);
-	struct rb_cpu_config cfg = cpu_config(c, n, mode);
-	void **pages;
 
 	if (!cb_phys || !tab_phys || !data_phys) {
 		if (cb_phys) pmm_free(cb_phys, meta);
@@ -140,14 +139,120 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
 		if (data_phys) pmm_free(data_phys, n + 1);
 		return false;
 	}
-	pages = (void **)(uintptr_t)tab_phys;
+	*pages = (void **)(uintptr_t)tab_phys;
 	for (uint32_t i = 0; i <= n; i++)
-		pages[i] = (void *)(uintptr_t)(data_phys + i * PAGE_SIZE);
-	buffers[c] = (struct rb_cpu_buffer *)(uintptr_t)cb_phys;
+		(*pages)[i] = (void *)(uintptr_t)(data_phys + i * PAGE_SIZE);
+	*cb = (struct rb_cpu_buffer *)(uintptr_t)cb_phys;
+	*cb_size = meta * PAGE_SIZE;
+	return true;
+}
+
+static bool alloc_cpu(unsigned c, uint32_t n, int mode)
+{
+	struct rb_cpu_config cfg = cpu_config(c, n, mode);
+	struct rb_cpu_buffer *cb;
+	size_t cb_size;
+	void **pages;
+
+	if (!alloc_mem(n, &cb, &cb_size, &pages))
+		return false;
+	buffers[c] = cb;
 	page_tables[c] = pages;
-	if (ring_buffer_cpu_init(buffers[c], meta * PAGE_SIZE, &cfg, pages))
+	if (ring_buffer_cpu_init(cb, cb_size, &cfg, pages))
 		return false;
 	return true;
+}
+
+/*
+ * An AP's buffer built by the AP itself, during bring-up (boot tracing):
+ * smp_init() has the memory ready before it starts the AP
+ * (tracing_prepare_ap()), and the AP builds its buffer as soon as its clock
+ * is final (tracing_ap_start(), from its sync loop: after any
+ * IA32_TSC_ADJUST write, before the warp test), so its events from there
+ * on (its side of the warp test, for one) are in the trace.  The owner
+ * builds it, so the first page's base is its own clock and needs no skew
+ * (base_adjust 0), which is what keeps a buffer built by the boot CPU
+ * waiting for smp_init()'s measurement.  Readers count the CPU in at
+ * tracing_init().  Each slot's owner moves by compare-and-swap:
+ *
+ *   AP_NONE -> AP_READY      tracing_prepare_ap(), boot CPU, before INIT
+ *   AP_READY -> AP_BUILDING  tracing_ap_start(), the AP: it builds
+ *   AP_BUILDING -> AP_BUILT  the AP: buffers[c] and its percpu.rb set
+ *   AP_READY -> AP_NONE      tracing_init(): the AP never came (or failed
+ *                            before): the memory is freed, and the buffer
+ *                            is built there as before
+ *
+ * With trace.persist= the APs' buffers live in the persistent range,
+ * whose areas tracing_init() lays out: they are built there, as before.
+ */
+enum { AP_NONE, AP_READY, AP_BUILDING, AP_BUILT };
+
+static struct {
+	uint32_t state;
+	uint32_t pages;
+	struct rb_cpu_buffer *cb;
+	size_t cb_size;
+	void **tab;
+} ap_buf[MAX_CPUS];
+
+void tracing_prepare_ap(unsigned c)
+{
+	uint32_t n = trace_pages;
+
+	if (c >= MAX_CPUS || c == 0 || !n || persist_active() || buffers[c] ||
+	    __atomic_load_n(&ap_buf[c].state, __ATOMIC_ACQUIRE) != AP_NONE)
+		return;		/* a slot left READY by an AP that did not start is reused */
+	if (!alloc_mem(n, &ap_buf[c].cb, &ap_buf[c].cb_size, &ap_buf[c].tab))
+		return;		/* tracing_init() tries again, and names it */
+	ap_buf[c].pages = n;
+	__atomic_store_n(&ap_buf[c].state, AP_READY, __ATOMIC_RELEASE);
+}
+
+void tracing_ap_start(struct percpu *pc)
+{
+	unsigned c = pc->cpu;
+	uint32_t ready = AP_READY;
+	struct rb_cpu_config cfg;
+
+	if (c >= MAX_CPUS || !__atomic_compare_exchange_n(&ap_buf[c].state, &ready, AP_BUILDING,
+							  false, __ATOMIC_ACQUIRE,
+							  __ATOMIC_RELAXED))
+		return;
+	cfg = cpu_config(c, ap_buf[c].pages, trace_mode);
+	cfg.base_adjust = 0;	/* the owner builds: its own clock */
+	if (ring_buffer_cpu_init(ap_buf[c].cb, ap_buf[c].cb_size, &cfg, ap_buf[c].tab)) {
+		__atomic_store_n(&ap_buf[c].state, AP_READY, __ATOMIC_RELEASE);
+		return;
+	}
+	buffers[c] = ap_buf[c].cb;
+	page_tables[c] = ap_buf[c].tab;
+	__atomic_store_n(&pc->rb, ap_buf[c].cb, __ATOMIC_RELEASE);
+	__atomic_store_n(&ap_buf[c].state, AP_BUILT, __ATOMIC_RELEASE);
+}
+
+/* tracing_init(): the slots whose AP did not build are given back. */
+static void ap_bufs_settle(void)
+{
+	for (unsigned c = 1; c < MAX_CPUS; c++) {
+		uint32_t ready = AP_READY;
+		uint32_t st = __atomic_load_n(&ap_buf[c].state, __ATOMIC_ACQUIRE);
+
+		if (st == AP_BUILT || st == AP_NONE)
+			continue;
+		if (__atomic_compare_exchange_n(&ap_buf[c].state, &ready, AP_NONE, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			uint32_t n = ap_buf[c].pages;
+
+			pmm_free((uint64_t)(uintptr_t)ap_buf[c].cb,
+				 (ring_buffer_cpu_size(n) + PAGE_SIZE - 1) / PAGE_SIZE);
+			pmm_free((uint64_t)(uintptr_t)ap_buf[c].tab,
+				 ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE);
+			pmm_free((uint64_t)(uintptr_t)ap_buf[c].tab[0], n + 1);
+			continue;
+		}
+		/* BUILDING: the AP is inside ring_buffer_cpu_init(), or stopped there. */
+		printk("trace: cpu=%u did not finish building its buffer; it has none\n", c);
+	}
 }
 
 /*
@@ -310,7 +415,8 @@ static uint32_t fit_pages(uint32_t n, unsigned ncpus)
 static void build_missing(uint32_t n, int mode)
 {
 	for (unsigned c = 0; c < cpu_count; c++) {
-		if (!cpus[c] || buffers[c])
+		if (!cpus[c] || buffers[c] ||
+		    __atomic_load_n(&ap_buf[c].state, __ATOMIC_ACQUIRE) == AP_BUILDING)
 			continue;
 		if (persist_active() && alloc_cpu_persist(c, n, mode))
 			continue;
@@ -354,6 +460,7 @@ void tracing_init_boot(void)
 
 void tracing_init(void)
 {
+	ap_bufs_settle();
 	build_missing(trace_pages, trace_mode);
 	persist_update();	/* every CPU's clock, skews measured */
 	printk("trace: cpus=%u pages_per_cpu=%u page_size=%u mode=%s reserve=%s recording=on\n",

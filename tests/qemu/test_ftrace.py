@@ -129,8 +129,8 @@ def test_boot_tracer_and_shell(shell):
 def test_boot_tracing_smp_bringup(qemu):
     """ftrace= applies before smp_init(): the boot CPU's buffer exists from
     then, so function_graph with ftrace.filter=smp_* shows the bring-up as a
-    call graph, smp_init() enclosing its helpers, and the APs' buffers,
-    built after smp_init(), still record. Compared with what the boot says
+    call graph, smp_init() enclosing its helpers, and the APs, whose
+    buffers they build themselves during bring-up, record their side. Compared with what the boot says
     independently: bringup_ms (measured inside smp_init), one skew
     measurement (smp_pingpong) per AP the smp: lines name, and events from
     exactly the CPUs online. Kills: ftrace= applied after smp_init (no
@@ -158,6 +158,19 @@ def test_boot_tracing_smp_bringup(qemu):
     cpus = {int(c) for c in re.findall(r"^\s+\S+-\d+\s+\[(\d{3})\] ", r.out, re.M)}
     cpus |= {x[0] for x in graph_lines(r.out)}
     assert cpus == {0, 1, 2}, r.out
+    # The APs' own side: each AP builds its buffer once its clock is final
+    # and runs its half of the warp test, smp_warp_rounds(), traced on that
+    # AP, within smp_init() on the boot CPU's clock (the AP's stamps go
+    # through its own skew-corrected clock). Kills: APs tracing only from
+    # tracing_init() (no AP line before smp_init's end), an AP's buffer
+    # built with a wrong base or converted with another CPU's clock.
+    stamped = [(int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3)), m.group(8).strip())
+               for m in (GRAPH.match(l) for l in r.out.split("\n")) if m]
+    t0 = next(ts for ts, c, txt in stamped if c == 0 and txt == "smp_init() {")
+    t1 = next(ts for ts, c, txt in stamped if c == 0 and txt == "} /* smp_init */")
+    for ap in (1, 2):
+        warp = [ts for ts, c, txt in stamped if c == ap and txt.startswith("smp_warp_rounds(")]
+        assert len(warp) == 1 and t0 < warp[0] < t1, (ap, warp, t0, t1)
 
 
 @pytest.mark.parametrize("tracer", ["function", "function_graph"])
