@@ -75,9 +75,11 @@ bits 64
 
 ; struct percpu
 %define PC_LEVEL_BIT	0x1c		; trace.level_bit
-%define PC_ENT_CTX	0x24		; trace.ent_ctx
-%define PC_RB		0x30		; rb
-%define PC_FTRACE_BUSY	0x28		; ftrace_busy
+%define PC_ENT_HI	0x20		; trace.ent_hi: ent_ctx << 32
+%define PC_STACK_SLOT	0x28		; trace.stack_slot
+%define PC_RB		0x38		; rb
+%define PC_FTRACE_BUSY	0x30		; ftrace_busy
+%define PC_FTRACE_OVERRUN 0x40		; ftrace_overrun
 ; struct rb_cpu_buffer
 %define CB_GUARD	0x00		; guard: nest, then gate (I7, I12)
 %define CB_NEST		0x00
@@ -99,8 +101,6 @@ bits 64
 %define TEV_FUNCTION	12
 %define FTRACE_FUNCTION	1		; enum ftrace_tracer (2: function_graph)
 ; function_graph: struct percpu, the shadow stacks, the two events
-%define PC_CPU		0x08		; cpu
-%define PC_LEVEL	0x18		; trace.level
 %define FTRACE_LEVELS	4		; ftrace_stacks[cpu][level]
 %define ST_DEPTH	0		; struct ftrace_stack: depth
 %define ST_F		8		; f[0]
@@ -109,8 +109,6 @@ bits 64
 %define FR_FUNC		8		; func
 %define FR_CALLTIME	16		; calltime
 %define FR_SLOT		24		; slot
-%define FC_SHIFT	6		; struct ftrace_cpu: 64 bytes
-%define FC_OVERRUN	8		; overrun
 %define GE_REC		20		; funcgraph_entry: 16-byte payload
 %define GE_WORD		(4 << 27)
 %define GE_ENT		(13 | 3 << 24)	; trace_ent_pack(TEV_funcgraph_entry, 0, 3)
@@ -142,22 +140,27 @@ bits 64
 %endmacro
 
 ; /C/ to /E/ of rb_reserve() for one fixed-size record: %1 its bytes, %2
-; its record word (kind), %3 a free register (%4: its 32-bit half), %5
-; holding w0 (/A/), %6 the page, %7 the delta (32 bits, /B/); the slow
-; ways out are %8_d and %8_cap. Then the record starts at %6 + %3 +
-; PAGE_HEADER - %1 (%3: its end's offset, zero-extended), its word and the
-; page's count written.
-%macro RESERVE 8
-	mov %4, %1
-	xadd [r11 + CB_WRITE], %3		; /C/ local: no LOCK (only this CPU)
-	cmp %3, %5				; /D/ I1: nothing in between
-	jne %{8}_d
-	lea %4, [%5 + %1]			; the record's end, zero-extended
-	cmp %4, [r11 + CB_CAP]
-	ja %{8}_cap				; past the page: the slow path closes it
-	or %7, %2
-	mov [%6 + %3 + PAGE_HEADER - %1], %7	; /E/ record word: kind, delta
-	add dword [%6 + PAGE_ENTRIES], 1
+; its record word (kind), %3 its event header (id, words; the context comes
+; from %gs), %4 a free register (%5: its 32-bit half), %6 holding w0 (/A/),
+; %7 the page, %8 the delta (64 bits, below 2^27, /B/); the slow ways out are
+; %9_d and %9_cap; %10 a register free once w0 is compared (w0's own). Then
+; the record starts at %7 + %4 + PAGE_HEADER - %1 (%4: its end's offset,
+; zero-extended), its record word and event header written in one 64-bit
+; store (rb_head_word() and ring_buffer_reserve_head() in C), and the page's
+; count.
+%macro RESERVE 10
+	mov %5, %1
+	xadd [r11 + CB_WRITE], %4		; /C/ local: no LOCK (only this CPU)
+	cmp %4, %6				; /D/ I1: nothing in between
+	jne %{9}_d
+	lea %5, [%6 + %1]			; the record's end, zero-extended
+	cmp %5, [r11 + CB_CAP]
+	ja %{9}_cap				; past the page: the slow path closes it
+	mov %10, (%3 << 32) | %2		; head: event header, record word
+	or %10, [gs:PC_ENT_HI]			; | the context bits (<< 48)
+	or %10, %8				; | the delta
+	mov [%7 + %4 + PAGE_HEADER - %1], %10	; /E/ record word and header
+	add dword [%7 + PAGE_ENTRIES], 1
 %endmacro
 
 ; How the graph paths hand a reservation to rb_reserve_slow(cb, len, how,
@@ -185,7 +188,6 @@ extern ftrace_function_slow
 extern ftrace_graph_entry_slow
 extern ftrace_graph_exit_slow
 extern ftrace_stacks
-extern ftrace_cpus
 extern ftrace_graph_fast_limit
 extern rb_commit_slow
 extern ftrace_mode
@@ -212,11 +214,8 @@ ftrace_caller:
 	jne .slow_b				; not within 2^32 of the base
 	cmp eax, RB_DELTA_LIMIT - 1
 	ja .slow_b
-	RESERVE FN_REC, FN_WORD, rdx, edx, rcx, r10, eax, .slow
+	RESERVE FN_REC, FN_WORD, FN_ENT, rdx, edx, rcx, r10, rax, .slow, rcx
 %define REC (r10 + rdx + PAGE_HEADER - FN_REC)	; the record: page + header + offset
-	mov eax, [gs:PC_ENT_CTX]
-	or eax, FN_ENT
-	mov [REC + 4], eax			; the event's header word
 	mov rax, [rsp + 24]
 	sub rax, SITE_LEN
 	mov [REC + 4 + FN_IP], rax
@@ -293,9 +292,7 @@ ftrace_graph_caller:				; function_graph
 %define G_IP	rsp + 32			; site + 5
 %define G_SLOT	rsp + 40			; the traced function's return address
 	MAY_WRITE .gfull
-	mov esi, [gs:PC_CPU]
-	shl esi, 2				; FTRACE_LEVELS
-	add esi, [gs:PC_LEVEL]
+	mov esi, [gs:PC_STACK_SLOT]		; cpu * FTRACE_LEVELS + level
 	mov rsi, [ftrace_stacks + rsi * 8]	; st: this CPU's, this level's
 	mov ecx, [rsi + ST_DEPTH]		; d
 	cmp ecx, [rel ftrace_graph_fast_limit]
@@ -323,11 +320,8 @@ ftrace_graph_caller:				; function_graph
 	cmp rdx, RB_DELTA_LIMIT - 1		; unsigned 64 bits: also a clock below
 	ja .gslow_b				; the base, or 2^32 past it
 	mov rsi, [r11 + CB_TAIL_PAGE]		; page, read between /A/ and /C/
-	RESERVE GE_REC, GE_WORD, rax, eax, r10, rsi, edx, .gslow
+	RESERVE GE_REC, GE_WORD, GE_ENT, rax, eax, r10, rsi, rdx, .gslow, r10
 %define GREC (rsi + rax + PAGE_HEADER - GE_REC)
-	mov edx, [gs:PC_ENT_CTX]
-	or edx, GE_ENT
-	mov [GREC + 4], edx			; the event's header word
 	mov rdx, [G_IP]
 	sub rdx, SITE_LEN
 	mov [GREC + 4 + GE_FUNC], rdx
@@ -391,9 +385,7 @@ ftrace_caller_end:
 ftrace_return_to_handler:
 	push rax			; E - 8: the slot we return through
 	push rdx			; E - 16
-	mov ecx, [gs:PC_CPU]
-	shl ecx, 2			; FTRACE_LEVELS
-	add ecx, [gs:PC_LEVEL]
+	mov ecx, [gs:PC_STACK_SLOT]	; cpu * FTRACE_LEVELS + level
 	mov rsi, [ftrace_stacks + rcx * 8]	; st
 	mov edi, [rsi + ST_DEPTH]	; d
 	mov ecx, edi
@@ -422,17 +414,12 @@ ftrace_return_to_handler:
 	sub rax, rcx			; cycles: from the entry's stamp to this one
 	cmp rdx, RB_DELTA_LIMIT - 1
 	ja .rslow_b
-	RESERVE GX_REC, GX_WORD, rcx, ecx, r10, rsi, edx, .rslow
+	RESERVE GX_REC, GX_WORD, GX_ENT, rcx, ecx, r10, rsi, rdx, .rslow, r10
 %define XREC (rsi + rcx + PAGE_HEADER - GX_REC)
-	mov edx, [gs:PC_ENT_CTX]
-	or edx, GX_ENT
-	mov [XREC + 4], edx
 	mov [XREC + 4 + GX_FUNC], r9
 	mov [XREC + 4 + GX_CYCLES], rax
 	mov [XREC + 4 + GX_DEPTH], edi
-	mov eax, [gs:PC_CPU]
-	shl eax, FC_SHIFT
-	mov eax, [ftrace_cpus + rax + FC_OVERRUN]
+	mov eax, [gs:PC_FTRACE_OVERRUN]	; this CPU's overruns, kept beside its context
 	mov [XREC + 4 + GX_OVERRUN], eax
 	mov edx, [gs:PC_LEVEL_BIT]
 	sub [r11 + CB_NEST], edx	; /F, G/ after the stores

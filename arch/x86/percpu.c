@@ -92,7 +92,7 @@ static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_
 	pc->apic_id = apic_id;
 	pc->acpi_uid = uid;
 	pc->tsc_trusted = cpu == 0;
-	pc->trace = trace_ctx_of(0);	/* task context */
+	pc->trace = trace_ctx_of(cpu, 0);	/* task context */
 	pc->rb = ring_buffer_cpu(NULL, cpu);	/* the placeholder until tracing_init */
 	build_gdt(pc);
 	cpus[cpu] = pc;

@@ -163,14 +163,14 @@ void trap_dispatch(struct trap_frame *f)
 		if (f->vector == VEC_NMI) {
 			pc->nmi_depth++;
 			pc->nmi_count++;
-			pc->trace = trace_ctx_of(TRACE_LEVEL_NMI);
+			pc->trace = trace_ctx_of(pc->cpu, TRACE_LEVEL_NMI);
 			h(f);
 			pc->trace = saved;
 			pc->nmi_depth--;
 		} else if (f->vector >= VEC_FIRST_IRQ) {
 			pc->irq_depth++;
 			pc->irq_count++;
-			pc->trace = trace_ctx_of(TRACE_LEVEL_IRQ);
+			pc->trace = trace_ctx_of(pc->cpu, TRACE_LEVEL_IRQ);
 			h(f);
 			pc->trace = saved;
 			pc->irq_depth--;

@@ -108,7 +108,7 @@ struct ftrace_cpu {
 extern uint64_t __start_mcount_loc[], __stop_mcount_loc[];
 extern char __text_start[], __text_end[];
 
-struct ftrace_cpu ftrace_cpus[MAX_CPUS];	/* the trampoline reads overrun */
+struct ftrace_cpu ftrace_cpus[MAX_CPUS];	/* counts; the trampoline reads %gs:ftrace_overrun */
 /*
  * The trampoline's view of the shadow stacks: [cpu][level], never NULL. A
  * CPU without stacks has every entry at stack_full, whose depth is at
@@ -177,8 +177,11 @@ static __always_inline void graph_entry(struct ftrace_cpu *fc, uint64_t ip, uint
 	st += percpu_read32(trace.level);
 	d = st->depth;
 	if (d >= __atomic_load_n(&graph_limit, __ATOMIC_RELAXED)) {
-		if (d >= FTRACE_STACK_FRAMES)
+		if (d >= FTRACE_STACK_FRAMES) {
 			fc->overrun++;	/* G4 */
+			/* The copy the trampoline's exit event reads in one load. */
+			this_cpu()->ftrace_overrun = (uint32_t)fc->overrun;
+		}
 		return;
 	}
 	if (unlikely(__atomic_load_n(&graph_fn_on, __ATOMIC_RELAXED)) && d == 0) {
@@ -263,9 +266,12 @@ notrace void ftrace_graph_exit_slow(uint64_t func, uint64_t cycles, uint32_t dep
 /* The constants of arch/x86/ftrace_entry.asm's fast path, checked against C. */
 #define ASM_CHECK(c)	_Static_assert(c, "ftrace_entry.asm: " #c)
 ASM_CHECK(offsetof(struct percpu, trace.level_bit) == 0x1c);
-ASM_CHECK(offsetof(struct percpu, trace.ent_ctx) == 0x24);
-ASM_CHECK(offsetof(struct percpu, rb) == 0x30);
-ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x28);
+ASM_CHECK(offsetof(struct percpu, trace.ent_hi) == 0x20);
+ASM_CHECK(offsetof(struct percpu, trace.stack_slot) == 0x28);
+ASM_CHECK(offsetof(struct percpu, ftrace_overrun) == 0x40);
+ASM_CHECK(offsetof(struct percpu, rb) == 0x38);
+ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x30);
+ASM_CHECK(FTRACE_LEVELS == TRACE_CTX_LEVELS);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, guard) == 0x00);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x00);
 ASM_CHECK(offsetof(struct rb_cpu_buffer, gate) == 0x04);
@@ -285,13 +291,11 @@ ASM_CHECK(sizeof(trace_event_keys[0]) == 4 && offsetof(struct static_key, enable
 ASM_CHECK(FTRACE_FUNCTION == 1 && FTRACE_SITE_LEN == 5);
 ASM_CHECK(!CONFIG_TRACE_RESERVE_CMPXCHG);	/* the fast path reserves with xadd */
 /* function_graph's fast path */
-ASM_CHECK(offsetof(struct percpu, cpu) == 0x08 && offsetof(struct percpu, trace.level) == 0x18);
 ASM_CHECK(FTRACE_LEVELS == 4 && FTRACE_GRAPH == 2);
 ASM_CHECK(offsetof(struct ftrace_stack, depth) == 0 && offsetof(struct ftrace_stack, f) == 8);
 ASM_CHECK(sizeof(struct ftrace_frame) == 1 << 5 && offsetof(struct ftrace_frame, ret) == 0);
 ASM_CHECK(offsetof(struct ftrace_frame, func) == 8 && offsetof(struct ftrace_frame, calltime) == 16);
 ASM_CHECK(offsetof(struct ftrace_frame, slot) == 24);
-ASM_CHECK(sizeof(struct ftrace_cpu) == 1 << 6 && offsetof(struct ftrace_cpu, overrun) == 8);
 /* GE_REC 20, GE_WORD 4 << 27; GX_REC 32, GX_WORD 7 << 27: inline payloads */
 ASM_CHECK(sizeof(struct trace_ev_funcgraph_entry) == 16);
 ASM_CHECK(offsetof(struct trace_ev_funcgraph_entry, func) == 4);

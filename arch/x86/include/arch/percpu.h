@@ -56,11 +56,21 @@ struct trace_ctx {
 			uint32_t ent_ctx;
 		};
 	};
+	/*
+	 * cpu * TRACE_CTX_LEVELS + level: this CPU's and context's row in
+	 * the function-graph shadow stacks (ftrace_stacks[][]), for the
+	 * trampoline's one load.
+	 */
+	uint32_t stack_slot;
+	uint32_t pad;
 };
 
-static inline struct trace_ctx trace_ctx_of(uint32_t level)
+#define TRACE_CTX_LEVELS	4	/* context levels: RB_NEST_MAX, FTRACE_LEVELS */
+
+static inline struct trace_ctx trace_ctx_of(uint32_t cpu, uint32_t level)
 {
-	return (struct trace_ctx){ level, 1u << level, { (uint64_t)trace_ent_ctx(level) << 32 } };
+	return (struct trace_ctx){ level, 1u << level, { (uint64_t)trace_ent_ctx(level) << 32 },
+				   cpu * TRACE_CTX_LEVELS + level, 0 };
 }
 
 struct percpu {
@@ -72,6 +82,7 @@ struct percpu {
 	struct trace_ctx trace;		/* tracing context, set by trap_dispatch */
 	uint32_t ftrace_busy;		/* level bits of function-tracer hooks running */
 	struct rb_cpu_buffer *rb;	/* this CPU's trace buffer (placeholder if none) */
+	uint32_t ftrace_overrun;	/* shadow-stack overruns (low 32 bits), as funcgraph_exit carries them */
 	const char *volatile trace_stop_why; /* integrity stop seen in NMI, to print */
 	uint32_t irq_depth;		/* interrupts being handled (nesting) */
 	uint32_t nmi_depth;		/* NMIs being handled */
