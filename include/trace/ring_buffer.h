@@ -559,11 +559,6 @@ static __always_inline uint32_t rb_nest_load(const struct rb_cpu_buffer *cb)
 }
 
 /*
- * The reservation fast path: recording on, size valid, level free, delta
- * fits 27 bits, no interrupt in the window and room on the tail page.
- * Everything else goes to rb_reserve_slow(), which owns the same nest bit.
- */
-/*
  * Where a reservation's payload is, as the fast path finds it: base + at +
  * rb_spot_bias(len), base the tail page and at the record's end offset.
  * A slow path's payload comes as base = payload - bias, at = 0.  Kept in
@@ -607,9 +602,14 @@ rb_spot_rest(struct rb_reservation r, uint32_t len, const bool fixed, const bool
 }
 
 /*
+ * The reservation fast path: recording on, size valid, level free, delta
+ * fits 27 bits, no interrupt in the window and room on the tail page.
+ * Everything else goes to rb_reserve_slow(), which owns the same nest bit.
  * fixed: len is a compile-time constant (the same answer wherever the spot
  * is used: the caller asks once); a spot for any other len is the payload
- * address itself (bias 0), as computing the bias would cost more.
+ * address itself (bias 0), as computing the bias would cost more.  With
+ * use_head, the record's first 8 bytes are head_fn(head) | delta, one store
+ * (ring_buffer_reserve_head()).
  */
 static __always_inline struct rb_spot
 rb_reserve_common(struct rb_cpu_buffer *cb, uint32_t len, const bool fixed,
