@@ -242,12 +242,13 @@ static void ap_bufs_settle(void)
 		if (__atomic_compare_exchange_n(&ap_buf[c].state, &ready, AP_NONE, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			uint32_t n = ap_buf[c].pages;
+			void *data = ap_buf[c].tab[0];	/* the n + 1 pages are one block */
 
 			pmm_free((uint64_t)(uintptr_t)ap_buf[c].cb,
 				 (ring_buffer_cpu_size(n) + PAGE_SIZE - 1) / PAGE_SIZE);
 			pmm_free((uint64_t)(uintptr_t)ap_buf[c].tab,
 				 ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE);
-			pmm_free((uint64_t)(uintptr_t)ap_buf[c].tab[0], n + 1);
+			pmm_free((uint64_t)(uintptr_t)data, n + 1);
 			continue;
 		}
 		/* BUILDING: the AP is inside ring_buffer_cpu_init(), or stopped there. */
