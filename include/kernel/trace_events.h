@@ -123,11 +123,6 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 
 #define TE_ARG(kind, t, n, x, conv)	n
 
-/*
- * Locals are te_*: field names are the parameters' and must not collide.
- * __trace_<name>() writes; trace_<name>() is the call site, its key's NOP
- * first so that a disabled event evaluates nothing else.
- */
 /* 1 for a field whose size is known only when recording (strings). */
 #define TE_DYN(kind, t, n, x, conv)	TE_DYN_##kind
 #define TE_DYN_INT
