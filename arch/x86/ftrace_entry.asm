@@ -1,7 +1,11 @@
 ; The function tracer's trampolines (kernel/tracer/ftrace.c, docs/ftrace.md).
 ;
-; ftrace_caller: where an enabled site's `call rel32` goes, at the very
-; start of a traced function, before its prologue. Stack on entry:
+; ftrace_caller (function) and ftrace_graph_caller (function_graph): where
+; an enabled site's `call rel32` goes, at the very start of a traced
+; function, before its prologue; the tracer chooses which by rewriting the
+; sites (kernel/tracer/ftrace.c), so neither reads the mode. Each starts
+; with a static-key site of its event's key (KEY_ON): while the event is
+; disabled, the C path (which finds it disabled). Stack on entry:
 ;
 ;   rsp -> site + 5          (our return: the function's first instruction after the site)
 ;          parent            (the function's return address, into its caller)
@@ -15,7 +19,7 @@
 ;
 ; Three ways through:
 ;
-; - The function tracer's fast path (below, `function` only): the event
+; - The function tracer's fast path (ftrace_caller): the event
 ;   written here, no C call, three registers saved. It is the ring buffer's
 ;   reservation fast path (rb_reserve() in <trace/ring_buffer.h>, points
 ;   /A/../G/ as labelled there) for the one fixed-size event, step for step
@@ -25,15 +29,17 @@
 ;   C writer sorts out recording off, a refused buffer, nesting); after, to
 ;   ftrace_function_slow() (rb_reserve_slow() with what the C fast path
 ;   would pass), and a commit that finds flags to rb_commit_slow().
-; - function_graph's fast path (ftrace_graph_caller): the same checks, and
-;   the shadow stack's: this CPU's and level's stack (ftrace_stacks[][],
-;   never NULL), depth below ftrace_graph_fast_limit (the depth limit, 0
-;   while ftrace.graph_function is set, and a CPU without stacks points at a
-;   stack that is always full); then the frame pushed in G1's order (frame,
-;   depth, slot: kernel/tracer/ftrace.c), and funcgraph_entry written as
-;   `function`'s event is, with one clock read for both the event's stamp
-;   and the frame's calltime. Anything else goes to the full path before a
-;   thing has changed; the reservation's slow paths after the push go to
+; - function_graph's fast path (ftrace_graph_caller): the ring buffer's
+;   guard compare, and the shadow stack's: this CPU's and level's stack
+;   (%gs:trace.graph_stack, never NULL), its word (depth | busy << 32)
+;   below ftrace_graph_fast_limit (the depth limit, 0 while
+;   ftrace.graph_function is set; a C hook of this level running makes the
+;   word 2^32 or more, and a CPU without stacks points at a stack that is
+;   always full); then the frame pushed in G1's order (frame, depth, slot:
+;   kernel/tracer/ftrace.c), and funcgraph_entry written as `function`'s
+;   event is, with one clock read for both the event's stamp and the
+;   frame's calltime. Anything else goes to the full path before a thing
+;   has changed; the reservation's slow paths after the push go to
 ;   ftrace_graph_entry_slow() and rb_commit_slow().
 ; - The full path (ftrace_caller_full): everything saved, rbp pushed to keep
 ;   the frame chain walkable, then ftrace_entry(ip, parent_slot): ip = the
@@ -50,16 +56,19 @@
 ; returns to, at E: rsp as the function's ret left it (the caller's rsp
 ; after its call returns, which the caller had 16-byte aligned for the
 ; call). rax and rdx hold its return value; every other caller-saved
-; register is dead at a return, so they are used freely. rax goes to E - 8,
-; the slot we finally return through, rdx below it (E - 16: aligned for a
-; C call). The fast path pops the top frame of this CPU's and level's
-; stack if it is the one for this slot (G3's common case: no stale frames)
-; and writes funcgraph_exit as the entry wrote its event, the exit's stamp
-; also giving the call's cycles; anything else, before a thing has
-; changed, goes to ftrace_return() (stale frames, the busy bit, the event
-; off, recording off or nested), the reservation's slow paths after the
-; pop to ftrace_graph_exit_slow() and rb_commit_slow(). Then the real
-; return address goes into E - 8 and rax comes back in one xchg.
+; register is dead at a return, so they are used freely. The fast path
+; pops the top frame of this CPU's and level's stack if it is this
+; return's (its sp is E: G3's common case, no stale frames), with rax and
+; rdx saved at E - 8 and E - 16 (aligned for a C call), and writes
+; funcgraph_exit as the entry wrote its event, the exit's stamp also
+; giving the call's cycles; anything else, before a thing has changed,
+; goes to ftrace_return() (stale frames, the event off, recording off or
+; nested), the reservation's slow paths after the pop to
+; ftrace_graph_exit_slow() and rb_commit_slow(). Then rax and rdx come
+; back and it jumps to the real return address. No busy check here: a
+; C hook of this level runs only inside a traced call's entry or return,
+; never across a return of its level, and a call entered while it runs
+; goes to it (busy) and is not taken over.
 ;
 ; Nothing else runs at this level on this CPU while either path works on
 ; the level's stack: an IRQ or NMI has a level and a stack of its own and
@@ -76,7 +85,7 @@ bits 64
 ; struct percpu
 %define PC_LEVEL_BIT	0x1c		; trace.level_bit
 %define PC_ENT_HI	0x20		; trace.ent_hi: ent_ctx << 32
-%define PC_STACK_SLOT	0x28		; trace.stack_slot
+%define PC_GRAPH_STACK	0x28		; trace.graph_stack
 %define PC_RB		0x38		; rb
 %define PC_FTRACE_BUSY	0x30		; ftrace_busy
 %define PC_FTRACE_OVERRUN 0x40		; ftrace_overrun
@@ -99,16 +108,13 @@ bits 64
 %define FN_IP		4		; offsetof(struct trace_ev_function, ip)
 %define FN_PARENT	12		; ... parent_ip
 %define TEV_FUNCTION	12
-%define FTRACE_FUNCTION	1		; enum ftrace_tracer (2: function_graph)
-; function_graph: struct percpu, the shadow stacks, the two events
-%define FTRACE_LEVELS	4		; ftrace_stacks[cpu][level]
-%define ST_DEPTH	0		; struct ftrace_stack: depth
-%define ST_F		8		; f[0]
-%define FR_SHIFT	5		; a frame is 32 bytes
-%define FR_RET		0		; struct ftrace_frame: ret
-%define FR_FUNC		8		; func
-%define FR_CALLTIME	16		; calltime
-%define FR_SLOT		24		; slot
+; function_graph: the shadow stack (struct ftrace_stack), the two events
+%define ST_WORD		0		; depth | busy << 32
+%define ST_DEPTH	0
+%define ST_SP		8		; sp[0]: frame d's field is d * 8 past its column
+%define ST_RET		(8 + 8 * 63)	; ret[0]
+%define ST_FUNC		(8 + 16 * 63)	; func[0]
+%define ST_CALLTIME	(8 + 24 * 63)	; calltime[0]
 %define GE_REC		20		; funcgraph_entry: 16-byte payload
 %define GE_WORD		(4 << 27)
 %define GE_ENT		(13 | 3 << 24)	; trace_ent_pack(TEV_funcgraph_entry, 0, 3)
@@ -124,6 +130,17 @@ bits 64
 %define GX_OVERRUN	24
 %define TEV_GRAPH_EXIT	14
 %define SITE_LEN	5
+
+; A static-key site (<arch/jump_label.h>) in the trampolines: the 5-byte NOP
+; while key %1 is disabled, `jmp %2` while it is enabled, and its
+; __jump_table record { site, target, key }. The key's changes patch it with
+; the C sites of the key (kernel/static_key.c): one instruction either way.
+%macro KEY_ON 2
+section __jump_table progbits alloc noexec nowrite align=8
+	dq %%site, %2, %1			; (first: nasm -g types a label by what follows it)
+section .text
+%%site:	nop dword [byte rax + rax * 1 + 0]	; 0f 1f 44 00 00
+%endmacro
 
 ; May this context write here and now? No C hook of its level running
 ; (%gs:ftrace_busy), then rb_reserve()'s one compare of the guard word
@@ -187,21 +204,18 @@ extern ftrace_return
 extern ftrace_function_slow
 extern ftrace_graph_entry_slow
 extern ftrace_graph_exit_slow
-extern ftrace_stacks
 extern ftrace_graph_fast_limit
 extern rb_commit_slow
-extern ftrace_mode
 extern trace_event_keys
 global ftrace_caller
+global ftrace_graph_caller
 global ftrace_caller_end
 global ftrace_return_to_handler
 
-ftrace_caller:
-	cmp dword [rel ftrace_mode], FTRACE_FUNCTION
-	jne .not_function
-	cmp dword [rel trace_event_keys + TEV_FUNCTION * 4], 0	; the event's key
-	je ftrace_caller_full
-	push rax
+ftrace_caller:					; function: the sites call here
+	KEY_ON trace_event_keys + TEV_FUNCTION * 4, .on		; the event's key
+	jmp ftrace_caller_full
+.on:	push rax
 	push rdx
 	push rcx
 	MAY_WRITE .full
@@ -280,54 +294,51 @@ ftrace_caller:
 	pop rax
 	ret
 
-.not_function:					; the flags of the mode's compare
-	jb ftrace_caller_full			; nop: a call met while switching
-ftrace_graph_caller:				; function_graph
-	cmp dword [rel trace_event_keys + TEV_GRAPH_ENTRY * 4], 0
-	je ftrace_caller_full
-	push rax
+ftrace_graph_caller:				; function_graph: the sites call here
+	KEY_ON trace_event_keys + TEV_GRAPH_ENTRY * 4, .on
+	jmp ftrace_caller_full
+.on:	push rax
 	push rdx
 	push rcx
 	push rsi
 %define G_IP	rsp + 32			; site + 5
 %define G_SLOT	rsp + 40			; the traced function's return address
-	MAY_WRITE .gfull
-	mov esi, [gs:PC_STACK_SLOT]		; cpu * FTRACE_LEVELS + level
-	mov rsi, [ftrace_stacks + rsi * 8]	; st: this CPU's, this level's
-	mov ecx, [rsi + ST_DEPTH]		; d
-	cmp ecx, [rel ftrace_graph_fast_limit]
-	jae .gfull				; depth limit or full (G4), graph_function, no stacks
-	shl ecx, FR_SHIFT
-%define FR(field) rsi + rcx + ST_F + field	; f[d]: free, ours to fill (G1)
+	mov r10d, [gs:PC_LEVEL_BIT]		; the guard compare (recording, level
+	mov r11, [gs:PC_RB]			; free: I12, I7), as MAY_WRITE's
+	cmp [r11 + CB_GUARD], r10
+	jae .gfull
+	mov rsi, [gs:PC_GRAPH_STACK]		; st: this CPU's, this level's
+	mov rcx, [rsi + ST_WORD]		; d, | busy << 32: a C hook's stack
+	cmp rcx, [rel ftrace_graph_fast_limit]
+	jae .gfull				; depth limit or full (G4), graph_function, no stacks, busy
+%define FR(col) rsi + rcx * 8 + col		; frame d: free, ours to fill (G1)
 	mov rax, [G_SLOT]
-	mov [FR(FR_RET)], rax
-	lea rax, [G_SLOT]
-	mov [FR(FR_SLOT)], rax
+	mov [FR(ST_RET)], rax
+	lea rax, [G_SLOT + 8]
+	mov [FR(ST_SP)], rax
 	mov rax, [G_IP]
 	sub rax, SITE_LEN
-	mov [FR(FR_FUNC)], rax
+	mov [FR(ST_FUNC)], rax
 	or [r11 + CB_NEST], r10d		; the level bit is ours
 	mov r10, [r11 + CB_WRITE]		; /A/ w0
 .gstamp: rdtsc					; /B/
 	shl rdx, 32
 	or rax, rdx
-	mov [FR(FR_CALLTIME)], rax		; the frame's stamp is the event's
+	mov [FR(ST_CALLTIME)], rax		; the frame's stamp is the event's
 	add dword [rsi + ST_DEPTH], 1		; G1: the frame, then the depth,
 	mov qword [G_SLOT], ftrace_return_to_handler	; then the slot
-	shr ecx, FR_SHIFT			; d again: the event's depth
-	mov rdx, rax
-	sub rdx, [r11 + CB_TAIL_BASE]
-	cmp rdx, RB_DELTA_LIMIT - 1		; unsigned 64 bits: also a clock below
+	sub rax, [r11 + CB_TAIL_BASE]		; the delta
+	cmp rax, RB_DELTA_LIMIT - 1		; unsigned 64 bits: also a clock below
 	ja .gslow_b				; the base, or 2^32 past it
 	mov rsi, [r11 + CB_TAIL_PAGE]		; page, read between /A/ and /C/
-	RESERVE GE_REC, GE_WORD, GE_ENT, rax, eax, r10, rsi, rdx, .gslow, r10
-%define GREC (rsi + rax + PAGE_HEADER - GE_REC)
-	mov rdx, [G_IP]
-	sub rdx, SITE_LEN
-	mov [GREC + 4 + GE_FUNC], rdx
+	RESERVE GE_REC, GE_WORD, GE_ENT, rdx, edx, r10, rsi, rax, .gslow, r10
+%define GREC (rsi + rdx + PAGE_HEADER - GE_REC)
+	mov rax, [G_IP]
+	sub rax, SITE_LEN
+	mov [GREC + 4 + GE_FUNC], rax
 	mov [GREC + 4 + GE_DEPTH], ecx
-	mov edx, [gs:PC_LEVEL_BIT]
-	sub [r11 + CB_NEST], edx		; /F, G/ after the stores
+	mov eax, [gs:PC_LEVEL_BIT]
+	sub [r11 + CB_NEST], eax		; /F, G/ after the stores
 	jne ftrace_caller.slow_commit_rsi
 	pop rsi
 	pop rcx
@@ -342,14 +353,14 @@ ftrace_graph_caller:				; function_graph
 	pop rax
 	jmp ftrace_caller_full
 
-	TO_SLOW .gslow, rax			; pushed; the reservation's slow path:
+	TO_SLOW .gslow, rdx			; pushed; the reservation's slow path:
 						; ftrace_graph_entry_slow(func, d, how, w, w0)
 	push rdi
 	push r8
 	push r9
 	sub rsp, 8				; 8 words on the site's call: aligned
 	mov esi, ecx
-	mov rcx, rax
+	mov rcx, rdx
 	mov r8, r10
 	mov edx, r11d
 	mov rdi, [rsp + 64]
@@ -383,26 +394,24 @@ ftrace_caller_full:
 ftrace_caller_end:
 
 ftrace_return_to_handler:
-	push rax			; E - 8: the slot we return through
+	mov rsi, [gs:PC_GRAPH_STACK]	; st
+	mov ecx, [rsi + ST_DEPTH]	; d
+%define TOP(col) rsi + rcx * 8 + col - 8	; frame d - 1
+	cmp [TOP(ST_SP)], rsp		; G3: the top frame is this return's (d = 0
+	jne .rfull			; reads the word: 0, never an sp)
+	KEY_ON trace_event_keys + TEV_GRAPH_EXIT * 4, .ron
+	jmp .rfull
+.ron:	push rax			; E - 8: the return value,
 	push rdx			; E - 16
-	mov ecx, [gs:PC_STACK_SLOT]	; cpu * FTRACE_LEVELS + level
-	mov rsi, [ftrace_stacks + rcx * 8]	; st
-	mov edi, [rsi + ST_DEPTH]	; d
-	mov ecx, edi
-	shl ecx, FR_SHIFT
-	add rcx, rsi
-%define TOP(field) rcx + ST_F - (1 << FR_SHIFT) + field	; f[d - 1]
-	lea rdx, [rsp + 8]		; E - 8: the slot just returned through
-	cmp [TOP(FR_SLOT)], rdx		; G3: the top frame is its (d = 0 reads the
-	jne .rfull			; depth word, 0: never a slot)
-	cmp dword [rel trace_event_keys + TEV_GRAPH_EXIT * 4], 0
-	je .rfull
-	MAY_WRITE .rfull
-	mov r8, [TOP(FR_RET)]		; read the frame,
-	mov r9, [TOP(FR_FUNC)]
-	mov rcx, [TOP(FR_CALLTIME)]
-	sub edi, 1
-	mov [rsi + ST_DEPTH], edi	; then give it back (G3); d - 1: the exit's depth
+	mov r10d, [gs:PC_LEVEL_BIT]	; the guard compare, as MAY_WRITE's
+	mov r11, [gs:PC_RB]
+	cmp [r11 + CB_GUARD], r10
+	jae .rfull_pushed
+	mov r8, [TOP(ST_RET)]		; read the frame,
+	mov r9, [TOP(ST_FUNC)]
+	mov rdi, [TOP(ST_CALLTIME)]
+	sub ecx, 1
+	mov [rsi + ST_DEPTH], ecx	; then give it back (G3); d - 1: the exit's depth
 	or [r11 + CB_NEST], r10d	; the level bit is ours
 	mov r10, [r11 + CB_WRITE]	; /A/ w0
 	mov rsi, [r11 + CB_TAIL_PAGE]	; page, read between /A/ and /C/
@@ -411,14 +420,14 @@ ftrace_return_to_handler:
 	or rax, rdx
 	mov rdx, rax
 	sub rdx, [r11 + CB_TAIL_BASE]
-	sub rax, rcx			; cycles: from the entry's stamp to this one
+	sub rax, rdi			; cycles: from the entry's stamp to this one
 	cmp rdx, RB_DELTA_LIMIT - 1
 	ja .rslow_b
-	RESERVE GX_REC, GX_WORD, GX_ENT, rcx, ecx, r10, rsi, rdx, .rslow, r10
-%define XREC (rsi + rcx + PAGE_HEADER - GX_REC)
+	RESERVE GX_REC, GX_WORD, GX_ENT, rdi, edi, r10, rsi, rdx, .rslow, r10
+%define XREC (rsi + rdi + PAGE_HEADER - GX_REC)
 	mov [XREC + 4 + GX_FUNC], r9
 	mov [XREC + 4 + GX_CYCLES], rax
-	mov [XREC + 4 + GX_DEPTH], edi
+	mov [XREC + 4 + GX_DEPTH], ecx
 	mov eax, [gs:PC_FTRACE_OVERRUN]	; this CPU's overruns, kept beside its context
 	mov [XREC + 4 + GX_OVERRUN], eax
 	mov edx, [gs:PC_LEVEL_BIT]
@@ -426,26 +435,28 @@ ftrace_return_to_handler:
 	jne .rcommit_slow
 .rdone:					; r8: where to return
 	pop rdx
-	mov rax, r8
-	xchg rax, [rsp]			; rax back; the real return in E - 8
-	ret				; through it: rsp is E again
+	pop rax
+	jmp r8
 
 .rfull:					; nothing changed yet: ftrace_return(E)
+	push rax
+	push rdx
+.rfull_pushed:
 	lea rdi, [rsp + 16]
 	call ftrace_return		; rsp E - 16: aligned
 	mov r8, rax
 	jmp .rdone
 
-	TO_SLOW .rslow, rcx		; popped; the reservation's slow path:
+	TO_SLOW .rslow, rdi		; popped; the reservation's slow path:
 					; ftrace_graph_exit_slow(func, cycles, d, how, w, w0)
 	push r8
 	sub rsp, 8			; E - 32: aligned
-	mov rsi, rax
-	mov edx, edi
+	mov r8, rdi
 	mov rdi, r9
-	mov r8, rcx
-	mov r9, r10
+	mov rsi, rax
+	mov edx, ecx
 	mov ecx, r11d
+	mov r9, r10
 	call ftrace_graph_exit_slow
 	jmp .rrestore
 

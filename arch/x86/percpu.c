@@ -100,6 +100,23 @@ static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_
 		cpu_count = cpu + 1;
 }
 
+/*
+ * The calling CPU's task context again, from trace_ctx_of(), once a table it
+ * reads has changed (ftrace_init()'s shadow stacks): interrupts off, as an
+ * interrupt saves and restores the context whole.
+ */
+void percpu_trace_ctx_refresh(void)
+{
+	bool on = read_rflags() & RFLAGS_IF;
+	struct percpu *pc;
+
+	irq_disable();
+	pc = this_cpu();
+	pc->trace = trace_ctx_of(pc->cpu, pc->trace.level);
+	if (on)
+		irq_enable();
+}
+
 void percpu_init_boot(void)
 {
 	init_area(&boot_area, 0, 0, 0);

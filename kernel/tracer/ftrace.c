@@ -19,11 +19,22 @@
  *            its bit set returns at once (recursion guard: counted, nothing
  *            recorded); so does the trampoline's fast path, through here.
  *   stack    FTRACE_LEVELS shadow stacks, one per context level, so that
- *            an IRQ taken in the middle of traced code pushes on its own:
+ *            an IRQ taken in the middle of traced code pushes on its own;
+ *            columns by field, so that frame d's fields are d * 8 past
+ *            their column's start (the trampolines index by d, unscaled):
  *
- *     stack[level]:  depth | f[0] f[1] ... f[depth-1] (top) ... f[62]
- *     frame:         ret (the real return address), func, calltime (the
- *                    entry's stamp), slot (where ret was on the stack)
+ *     stack[level]:  word | sp[0..62] | ret[0..62] | func[0..62] | calltime[0..62]
+ *     word:          depth (frames in use) | busy << 32
+ *     frame d:       sp[d] (the stack pointer the function returns with:
+ *                    its return slot's address + 8), ret[d] (the real
+ *                    return address), func[d], calltime[d] (the entry's stamp)
+ *
+ *            busy mirrors this level's ftrace_busy bit on a CPU with
+ *            stacks, in the word the trampoline's depth check reads: a
+ *            depth of 2^32 or more is past every limit, so the graph fast
+ *            path leaves a running C hook's stack alone without a compare
+ *            of its own. sp[-1] is the word: with no frames it reads 0,
+ *            which no frame's sp is.
  *
  * Invariants:
  *   G1: a frame is pushed before its function's return slot is changed,
@@ -33,9 +44,10 @@
  *       interrupt entry and exit are untraced and restore the level).
  *   G2: frames of one level are pushed deeper down the stack as depth
  *       grows (calls nest; levels that could interleave have stacks of
- *       their own), so slots decrease from f[0] to the top.
- *   G3: ftrace_return() pops the frame whose slot is the one just
- *       returned through (rsp - 8). Frames above it have slots below it:
+ *       their own), so slots, and sp, decrease from frame 0 to the top.
+ *   G3: ftrace_return() pops the frame whose sp is the one the return
+ *       left (rsp; the slot returned through is rsp - 8). Frames above it
+ *       have sps below it:
  *       their functions left without returning (a stack reset, a job that
  *       never returns); they are dropped and counted (stale), never
  *       returned to. No matching frame cannot happen (G1); if it did, there
@@ -52,10 +64,13 @@
  * ftrace_graph_fast_limit; whatever they do not handle comes here before
  * they have changed anything. Their reasoning is in their file.
  *
- * Switching tracers: to turn on, the mode is published before the sites
- * become calls; to turn off, the sites become NOPs first. function and
- * function_graph select the same sites, so switching between them only
- * changes the mode a running hook reads (either is right for a call).
+ * Switching tracers: the mode (which the C hook reads) is published
+ * first, then the sites are rewritten: to NOPs (nop), to calls of the
+ * tracer's own trampoline (ftrace_caller for function, ftrace_graph_caller
+ * for function_graph: neither reads the mode), or from one trampoline to
+ * the other. A call made meanwhile is traced the old way, the new way, or
+ * not at all (a site under its int3 is passed over); a return taken over
+ * before the switch is handled whatever the tracer is now (G5).
  */
 #include <stddef.h>
 #include <arch/acpi.h>
@@ -84,17 +99,13 @@
 #define SITE_SCRATCH		0x40	/* a list being checked */
 #define SITE_ENABLED		0x80	/* holds the call */
 
-struct ftrace_frame {
-	uint64_t ret;			/* the real return address */
-	uint64_t func;			/* the function (its site) */
-	uint64_t calltime;		/* stamp at entry */
-	uint64_t slot;			/* address of the return slot we changed */
-};
-
 struct ftrace_stack {
 	uint32_t depth;			/* frames in use */
-	uint32_t pad;
-	struct ftrace_frame f[FTRACE_STACK_FRAMES];	/* a frame once used keeps slot != 0 */
+	uint32_t busy;			/* a C hook of this level runs (1), or not (0) */
+	uint64_t sp[FTRACE_STACK_FRAMES];	/* return slot + 8; once used, never 0 again */
+	uint64_t ret[FTRACE_STACK_FRAMES];	/* the real return address */
+	uint64_t func[FTRACE_STACK_FRAMES];	/* the function (its site) */
+	uint64_t calltime[FTRACE_STACK_FRAMES];	/* stamp at entry */
 };
 
 struct ftrace_cpu {
@@ -110,12 +121,15 @@ extern char __text_start[], __text_end[];
 
 struct ftrace_cpu ftrace_cpus[MAX_CPUS];	/* counts; the trampoline reads %gs:ftrace_overrun */
 /*
- * The trampoline's view of the shadow stacks: [cpu][level], never NULL. A
- * CPU without stacks has every entry at stack_full, whose depth is at
- * every limit, so its calls go to the C hook (which counts nostack).
+ * The trampolines' view of the shadow stacks: [cpu][level], never NULL,
+ * read through %gs:trace.graph_stack (trace_ctx_of()). A CPU without
+ * stacks has every entry at stack_full, whose depth is at every limit, so
+ * its calls go to the C hook (which counts nostack).
  */
-struct ftrace_stack *ftrace_stacks[MAX_CPUS][FTRACE_LEVELS];
 static struct ftrace_stack stack_full = { .depth = FTRACE_STACK_FRAMES };
+struct ftrace_stack *ftrace_stacks[MAX_CPUS][TRACE_CTX_LEVELS] = {
+	[0 ... MAX_CPUS - 1] = { [0 ... TRACE_CTX_LEVELS - 1] = &stack_full },
+};
 static uint64_t *sites;			/* the table: __mcount_loc, prepared */
 static unsigned nsites;
 static uint8_t site_flags[FTRACE_SITES_MAX];
@@ -125,9 +139,11 @@ uint32_t ftrace_mode;			/* enum ftrace_tracer, read by the hooks and the trampol
 static uint32_t graph_limit = FTRACE_STACK_FRAMES;	/* frames per level used */
 static uint32_t graph_fn_on;		/* ftrace.graph_function is not empty */
 /* The trampoline's depth check: graph_limit, or 0 (everything to the C hook)
- * while graph_fn_on; written under the lock (graph_fast_update()). */
-uint32_t ftrace_graph_fast_limit = FTRACE_STACK_FRAMES;
+ * while graph_fn_on; written under the lock (graph_fast_update()). 64 bits:
+ * compared with the stack's word, depth | busy << 32. */
+uint64_t ftrace_graph_fast_limit = FTRACE_STACK_FRAMES;
 static uint32_t lock;			/* serialises the setters */
+static uint64_t cur_target;		/* the trampoline enabled sites call */
 static bool ready;			/* ftrace_init() built the table */
 static uint64_t n_dropped, n_refused, n_patches;
 
@@ -164,17 +180,15 @@ CMDLINE_OPTION(ftrace_depth, .name = "ftrace.graph_depth", .type = OPT_UINT,
 void ftrace_entry(uint64_t ip, uint64_t *slot);
 uint64_t ftrace_return(uint64_t rsp);
 
-static __always_inline void graph_entry(struct ftrace_cpu *fc, uint64_t ip, uint64_t *slot)
+static __always_inline void graph_entry(struct ftrace_cpu *fc, struct ftrace_stack *st,
+					uint64_t ip, uint64_t *slot)
 {
-	struct ftrace_stack *st = fc->stack;
-	struct ftrace_frame *fr;
 	uint32_t d;
 
 	if (unlikely(!st)) {
 		fc->nostack++;
 		return;
 	}
-	st += percpu_read32(trace.level);
 	d = st->depth;
 	if (d >= __atomic_load_n(&graph_limit, __ATOMIC_RELAXED)) {
 		if (d >= FTRACE_STACK_FRAMES) {
@@ -190,15 +204,39 @@ static __always_inline void graph_entry(struct ftrace_cpu *fc, uint64_t ip, uint
 		if (i < 0 || !(site_flags[i] & SITE_GRAPH_FN))
 			return;
 	}
-	fr = &st->f[d];
-	fr->ret = *slot;
-	fr->func = ip;
-	fr->slot = (uint64_t)(uintptr_t)slot;
-	fr->calltime = arch_read_cycles();
+	st->ret[d] = *slot;
+	st->func[d] = ip;
+	st->sp[d] = (uint64_t)(uintptr_t)(slot + 1);
+	st->calltime[d] = arch_read_cycles();
 	st->depth = d + 1;				/* G1: the frame first */
 	barrier();					/* ... then the slot */
 	*slot = (uint64_t)(uintptr_t)ftrace_return_to_handler;
 	trace_funcgraph_entry((const void *)(uintptr_t)ip, d);
+}
+
+/*
+ * A hook of this level starts (busy_take) or ends (busy_give): its
+ * ftrace_busy bit, and on a CPU with stacks the copy in this level's stack
+ * word. Both are this CPU's: interrupts on it see each store in order
+ * (the percpu ops and barrier() are compiler barriers).
+ */
+static __always_inline struct ftrace_stack *busy_take(struct ftrace_cpu *fc, uint32_t bit)
+{
+	struct ftrace_stack *st = fc->stack ? fc->stack + percpu_read32(trace.level) : NULL;
+
+	percpu_or32(ftrace_busy, bit);
+	if (st)
+		st->busy = 1;
+	barrier();
+	return st;
+}
+
+static __always_inline void busy_give(struct ftrace_stack *st, uint32_t bit)
+{
+	barrier();
+	if (st)
+		st->busy = 0;
+	percpu_and32(ftrace_busy, ~bit);
 }
 
 notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
@@ -206,17 +244,18 @@ notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
 	struct ftrace_cpu *fc = &ftrace_cpus[percpu_read32(cpu)];
 	uint32_t bit = arch_trace_level_bit();
 	uint32_t m = __atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED);
+	struct ftrace_stack *st;
 
 	if (unlikely(percpu_read32(ftrace_busy) & bit)) {
 		fc->recursion++;
 		return;
 	}
-	percpu_or32(ftrace_busy, bit);
+	st = busy_take(fc, bit);
 	if (likely(m == FTRACE_FUNCTION))
 		trace_function((const void *)(uintptr_t)ip, (const void *)(uintptr_t)*slot);
 	else if (m == FTRACE_GRAPH)
-		graph_entry(fc, ip, slot);
-	percpu_and32(ftrace_busy, ~bit);
+		graph_entry(fc, st, ip, slot);
+	busy_give(st, bit);
 }
 
 /*
@@ -267,7 +306,7 @@ notrace void ftrace_graph_exit_slow(uint64_t func, uint64_t cycles, uint32_t dep
 #define ASM_CHECK(c)	_Static_assert(c, "ftrace_entry.asm: " #c)
 ASM_CHECK(offsetof(struct percpu, trace.level_bit) == 0x1c);
 ASM_CHECK(offsetof(struct percpu, trace.ent_hi) == 0x20);
-ASM_CHECK(offsetof(struct percpu, trace.stack_slot) == 0x28);
+ASM_CHECK(offsetof(struct percpu, trace.graph_stack) == 0x28);
 ASM_CHECK(offsetof(struct percpu, ftrace_overrun) == 0x40);
 ASM_CHECK(offsetof(struct percpu, rb) == 0x38);
 ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x30);
@@ -288,14 +327,16 @@ ASM_CHECK(offsetof(struct trace_ev_function, ip) == 4);
 ASM_CHECK(offsetof(struct trace_ev_function, parent_ip) == 12);
 ASM_CHECK(TEV_function == 12 && TRACE_ENT_WORDS(function) == 4);
 ASM_CHECK(sizeof(trace_event_keys[0]) == 4 && offsetof(struct static_key, enabled) == 0);
-ASM_CHECK(FTRACE_FUNCTION == 1 && FTRACE_SITE_LEN == 5);
+ASM_CHECK(FTRACE_SITE_LEN == 5);
 ASM_CHECK(!CONFIG_TRACE_RESERVE_CMPXCHG);	/* the fast path reserves with xadd */
 /* function_graph's fast path */
 ASM_CHECK(FTRACE_LEVELS == 4 && FTRACE_GRAPH == 2);
-ASM_CHECK(offsetof(struct ftrace_stack, depth) == 0 && offsetof(struct ftrace_stack, f) == 8);
-ASM_CHECK(sizeof(struct ftrace_frame) == 1 << 5 && offsetof(struct ftrace_frame, ret) == 0);
-ASM_CHECK(offsetof(struct ftrace_frame, func) == 8 && offsetof(struct ftrace_frame, calltime) == 16);
-ASM_CHECK(offsetof(struct ftrace_frame, slot) == 24);
+ASM_CHECK(offsetof(struct ftrace_stack, depth) == 0 && offsetof(struct ftrace_stack, busy) == 4);
+ASM_CHECK(FTRACE_STACK_FRAMES == 63 && offsetof(struct ftrace_stack, sp) == 8);
+ASM_CHECK(offsetof(struct ftrace_stack, ret) == 8 + 8 * 63);
+ASM_CHECK(offsetof(struct ftrace_stack, func) == 8 + 16 * 63);
+ASM_CHECK(offsetof(struct ftrace_stack, calltime) == 8 + 24 * 63);
+ASM_CHECK(sizeof(ftrace_graph_fast_limit) == 8);
 /* GE_REC 20, GE_WORD 4 << 27; GX_REC 32, GX_WORD 7 << 27: inline payloads */
 ASM_CHECK(sizeof(struct trace_ev_funcgraph_entry) == 16);
 ASM_CHECK(offsetof(struct trace_ev_funcgraph_entry, func) == 4);
@@ -321,28 +362,31 @@ notrace uint64_t ftrace_return(uint64_t rsp)
 {
 	struct ftrace_cpu *fc = &ftrace_cpus[percpu_read32(cpu)];
 	uint32_t bit = arch_trace_level_bit();
+	bool mine = !(percpu_read32(ftrace_busy) & bit);	/* else: recursion, counted */
 	struct ftrace_stack *st = fc->stack + percpu_read32(trace.level);
-	uint64_t slot = rsp - 8, ret, func, calltime, now;
-	uint32_t d = st->depth;
+	uint64_t ret, func, calltime, now;
+	uint32_t d;
 
-	while (d && st->f[d - 1].slot < slot) {	/* G3: frames of calls that never returned */
+	if (likely(mine))
+		busy_take(fc, bit);
+	d = st->depth;
+	while (d && st->sp[d - 1] < rsp) {	/* G3: frames of calls that never returned */
 		d--;
 		fc->stale++;
 	}
-	if (unlikely(!d || st->f[d - 1].slot != slot))
+	if (unlikely(!d || st->sp[d - 1] != rsp))
 		lost_return(rsp);
 	d--;
-	ret = st->f[d].ret;
-	func = st->f[d].func;
-	calltime = st->f[d].calltime;
+	ret = st->ret[d];
+	func = st->func[d];
+	calltime = st->calltime[d];
 	barrier();				/* read the frame before giving it back */
 	st->depth = d;
-	if (likely(!(percpu_read32(ftrace_busy) & bit))) {
-		percpu_or32(ftrace_busy, bit);
+	if (likely(mine)) {
 		now = arch_read_cycles();
 		trace_funcgraph_exit((const void *)(uintptr_t)func, now - calltime, d,
 				     (uint32_t)fc->overrun);
-		percpu_and32(ftrace_busy, ~bit);
+		busy_give(st, bit);
 	} else {
 		fc->recursion++;
 	}
@@ -401,9 +445,6 @@ static void alloc_stacks(void)
 
 	if (n > MAX_CPUS)
 		n = MAX_CPUS;
-	for (unsigned c = 0; c < MAX_CPUS; c++)
-		for (unsigned l = 0; l < FTRACE_LEVELS; l++)
-			ftrace_stacks[c][l] = &stack_full;
 	for (unsigned c = 0; c < n; c++) {
 		uint64_t pa = pmm_alloc(pages, 1);
 
@@ -417,12 +458,13 @@ static void alloc_stacks(void)
 		for (unsigned l = 0; l < FTRACE_LEVELS; l++)
 			ftrace_stacks[c][l] = ftrace_cpus[c].stack + l;
 	}
+	percpu_trace_ctx_refresh();	/* the boot CPU's context was set before */
 }
 
 /* The trampoline's depth check follows graph_limit and graph_fn_on (under the lock). */
 static void graph_fast_update(void)
 {
-	uint32_t lim = __atomic_load_n(&graph_limit, __ATOMIC_RELAXED);
+	uint64_t lim = __atomic_load_n(&graph_limit, __ATOMIC_RELAXED);
 
 	if (__atomic_load_n(&graph_fn_on, __ATOMIC_RELAXED))
 		lim = 0;
@@ -498,37 +540,61 @@ static bool context_ok(const char *what)
 	return true;
 }
 
-/* Make every site hold what the tracer and filters say (under the lock). */
+/* The trampoline a tracer's sites call (0: none, the NOP). */
+static uint64_t tracer_target(uint32_t mode)
+{
+	if (mode == FTRACE_FUNCTION)
+		return (uint64_t)(uintptr_t)ftrace_caller;
+	if (mode == FTRACE_GRAPH)
+		return (uint64_t)(uintptr_t)ftrace_graph_caller;
+	return 0;
+}
+
+/*
+ * Make every site hold what the tracer and filters say (under the lock):
+ * enabled sites call the tracer's own trampoline (cur_target), so a switch
+ * between function and function_graph rewrites them too.
+ */
 static void update_sites(void)
 {
-	bool on = __atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED) != FTRACE_NOP;
-	uint64_t target = (uint64_t)(uintptr_t)ftrace_caller;
+	uint64_t want_t = tracer_target(__atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED));
 	unsigned k;
 
-	for (int pass = 0; pass < 2; pass++) {	/* 0: off first, 1: then on */
+	for (int pass = 0; pass < 3; pass++) {	/* off first, then retarget, then on */
+		uint64_t from = pass == 2 ? 0 : cur_target, to = pass == 0 ? 0 : want_t;
+
 		k = 0;
 		for (unsigned i = 0; i < nsites; i++) {
-			bool want = on && selected(i), have = site_flags[i] & SITE_ENABLED;
+			bool want = want_t && selected(i), have = site_flags[i] & SITE_ENABLED;
 
-			if (want != have && want == (pass == 1))
+			if (pass == 0 ? have && !want :
+			    pass == 1 ? have && want && from != to : want && !have)
 				batch[k++] = sites[i];
 		}
 		if (!k)
 			continue;
-		n_refused += arch_ftrace_apply(batch, k, pass ? 0 : target, pass ? target : 0);
+		n_refused += arch_ftrace_apply(batch, k, from, to);
 		n_patches += k;
-		/* The state of each site is what its bytes now say (a refused one kept its own). */
+		/*
+		 * The state of each site is what its bytes now say (a refused one
+		 * kept its own): enabled if it calls the trampoline enabled sites
+		 * call after this pass.
+		 */
 		for (unsigned i = 0; i < nsites; i++) {
 			uint8_t insn[FTRACE_SITE_LEN];
 			const uint8_t *p = (const uint8_t *)(uintptr_t)sites[i];
 
-			arch_ftrace_insn(sites[i], target, insn);
+			arch_ftrace_insn(sites[i], pass ? want_t : cur_target, insn);
 			if (!memcmp(p, insn, FTRACE_SITE_LEN))
 				site_flags[i] |= SITE_ENABLED;
 			else
 				site_flags[i] &= (uint8_t)~SITE_ENABLED;
 		}
+		if (pass == 1)
+			cur_target = want_t;
 	}
+	if (want_t)
+		cur_target = want_t;
 }
 
 int ftrace_set_tracer(enum ftrace_tracer t)
@@ -634,10 +700,10 @@ void ftrace_get_stats(struct ftrace_stats *st)
 		st->stale += fc->stale;
 		st->nostack += fc->nostack;
 		for (unsigned l = 0; fc->stack && l < FTRACE_LEVELS; l++) {
-			/* The deepest frame ever used: frames keep their slot once written. */
+			/* The deepest frame ever used: frames keep their sp once written. */
 			uint32_t d = FTRACE_STACK_FRAMES;
 
-			while (d && !__atomic_load_n(&fc->stack[l].f[d - 1].slot, __ATOMIC_RELAXED))
+			while (d && !__atomic_load_n(&fc->stack[l].sp[d - 1], __ATOMIC_RELAXED))
 				d--;
 			if (d > st->max_depth)
 				st->max_depth = d;

@@ -173,6 +173,26 @@ def test_boot_tracing_smp_bringup(qemu):
         assert len(warp) == 1 and t0 < warp[0] < t1, (ap, warp, t0, t1)
 
 
+def test_ftrace_cost_icount(shell):
+    """Under icount a TSC cycle is an instruction, so `ftrace bench` (100,000
+    calls of a leaf in a loop of 7 instructions) counts exactly what a
+    traced call costs. The issue's goals, the loop included: a site that is
+    off is its one NOP (8), `function` at most 60, `function_graph`'s entry
+    and return at most 120. Kills: a 5-byte NOP emitted as two (off 9), the
+    trampolines reading the mode again (graph 122), a fast path
+    handing every call to the C hook (function 110, graph 260)."""
+    s = shell("run=shell", smp=2, timeout=600, boot_timeout=180, opts=["--icount"])
+    out = s.cmd("ftrace bench", timeout=400)
+    per = {m.group(1): float(m.group(2)) for m in re.finditer(
+        r"^bench: test=ftrace tracer=(\S+) site=yes calls=100000 cycles=\d+ "
+        r"cycles_per_call=(\d+\.\d{3})$", out, re.M)}
+    assert set(per) == {"off", "function", "function_graph"}, out
+    assert 8.0 <= per["off"] < 8.01, per
+    assert per["function"] <= 60 and per["function_graph"] <= 120, per
+    s.send(b"poweroff\r")
+    assert s.close() == 0
+
+
 @pytest.mark.parametrize("tracer", ["function", "function_graph"])
 def test_fast_path_pages_read_back(shell, tracer):
     """100,000 traced calls in a tight loop (`ftrace bench TRACER`) go

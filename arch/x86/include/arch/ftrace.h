@@ -21,8 +21,12 @@
 
 struct trap_frame;
 
-/* The trampolines: a site's call target, and where a taken-over return lands. */
-extern char ftrace_caller[], ftrace_caller_end[], ftrace_return_to_handler[];
+/*
+ * The trampolines: a site's call target (function's, function_graph's; the
+ * C path's end), and where a taken-over return lands.
+ */
+extern char ftrace_caller[], ftrace_graph_caller[], ftrace_caller_end[],
+	ftrace_return_to_handler[];
 
 /* The form of site: a call to target, or the NOP if target is 0; false if out of reach. */
 bool arch_ftrace_insn(uint64_t site, uint64_t target, uint8_t out[FTRACE_SITE_LEN]);

@@ -57,20 +57,22 @@ struct trace_ctx {
 		};
 	};
 	/*
-	 * cpu * TRACE_CTX_LEVELS + level: this CPU's and context's row in
-	 * the function-graph shadow stacks (ftrace_stacks[][]), for the
-	 * trampoline's one load.
+	 * This CPU's and context's function-graph shadow stack
+	 * (ftrace_stacks[cpu][level], kernel/tracer/ftrace.c), for the
+	 * trampolines' one load.
 	 */
-	uint32_t stack_slot;
-	uint32_t pad;
+	struct ftrace_stack *graph_stack;
 };
 
 #define TRACE_CTX_LEVELS	4	/* context levels: RB_NEST_MAX, FTRACE_LEVELS */
 
+struct ftrace_stack;
+extern struct ftrace_stack *ftrace_stacks[][TRACE_CTX_LEVELS];
+
 static inline struct trace_ctx trace_ctx_of(uint32_t cpu, uint32_t level)
 {
 	return (struct trace_ctx){ level, 1u << level, { (uint64_t)trace_ent_ctx(level) << 32 },
-				   cpu * TRACE_CTX_LEVELS + level, 0 };
+				   ftrace_stacks[cpu][level] };
 }
 
 struct percpu {
@@ -171,6 +173,7 @@ extern unsigned cpus_online;		/* CPUs running */
 
 /* Set up the boot CPU's area (GS base, GDT, TSS) early in boot. */
 void percpu_init_boot(void);
+void percpu_trace_ctx_refresh(void);	/* after ftrace_stacks[][] changes */
 /* Allocate an area for a CPU that is about to start. */
 struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid);
 /* Load GS base, GDT and TSS on the CPU that owns pc. */
