@@ -803,6 +803,17 @@ static __always_inline int ring_buffer_reserve_head(struct rb_cpu_buffer *cb, ui
 	return s.err;
 }
 
+/*
+ * Is recording off on cb (gate RB_GATE_OFF)? Then every writer is answered
+ * -RB_EOFF, uncounted, as the fast path's guard answers it: a writer whose
+ * own work before its reservation is costly (trace_printk's encoding) asks
+ * first. A plain read: a change racing with it is a call a moment earlier.
+ */
+static inline bool ring_buffer_recording_off(const struct rb_cpu_buffer *cb)
+{
+	return __atomic_load_n(&cb->gate, __ATOMIC_RELAXED) == RB_GATE_OFF;
+}
+
 /* Reserve, copy len bytes from src, commit. */
 static inline int ring_buffer_write(struct rb_cpu_buffer *cb, const void *src,
 				    uint32_t len)

@@ -15,6 +15,9 @@ __attribute__((noinline)) int __trace_printk(const char *fmt, ...)
 	struct trace_bprint_args a = { 0, buf };
 	va_list ap;
 
+	/* Recording off: the writer's answer, before the encoding (about 440). */
+	if (ring_buffer_recording_off(this_cpu_rb()))
+		return -RB_EOFF;
 	va_start(ap, fmt);
 	a.len = trace_bprint_encode(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
