@@ -125,6 +125,20 @@ void percpu_init_boot(void)
 	cpus_online = 1;
 }
 
+/*
+ * Give back an AP's area and stack that percpu_alloc() made, once its AP
+ * did not start (smp_init(): sent INIT again, it cannot run them).
+ */
+void percpu_free(struct percpu *pc)
+{
+	uint64_t pages = (sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE;
+
+	if (cpus[pc->cpu] == pc)
+		cpus[pc->cpu] = NULL;
+	pmm_free(pc->kstack_top - KSTACK_SIZE, KSTACK_SIZE / PAGE_SIZE);
+	pmm_free((uint64_t)(uintptr_t)pc, pages);
+}
+
 struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid)
 {
 	uint64_t pages = (sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE;

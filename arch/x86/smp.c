@@ -547,10 +547,22 @@ static bool tramp_page_free(void)
 	return false;
 }
 
+/*
+ * Test facility: the AP with this APIC id is sent neither INIT nor SIPI,
+ * so it never answers, as a dead or missing CPU the MADT lists would not:
+ * its start times out and it is skipped, under QEMU too.
+ */
+static int64_t inject_ap_silent = -1;
+CMDLINE_OPTION(inject_ap_silent, .name = "inject.ap_silent", .type = OPT_INT,
+	       .var = &inject_ap_silent, .min = (uint64_t)-1, .max = 0xFFFFFFFEull,
+	       .help = "test facility: never start the AP with this APIC id, as if it "
+		       "did not answer (its start times out, it is skipped); -1 = none");
+
 static bool start_ap(struct percpu *pc)
 {
 	struct tramp_params *p = (struct tramp_params *)(uintptr_t)TRAMP_PARAMS;
 	uint64_t t0, lim = ms_to_cycles(AP_TIMEOUT_MS);
+	bool silent = inject_ap_silent == (int64_t)pc->apic_id;
 
 	p->cr3 = read_cr3();
 	p->stack = pc->kstack_top;
@@ -560,18 +572,22 @@ static bool start_ap(struct percpu *pc)
 	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 
-	lapic_send_init(pc->apic_id);
+	if (!silent)
+		lapic_send_init(pc->apic_id);
 	smp_delay_us(10000);
-	lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
+	if (!silent)
+		lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
 	smp_delay_us(200);
 	if (!p->started) {
-		lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
+		if (!silent)
+			lapic_send_sipi(pc->apic_id, TRAMP_BASE >> 12);
 		smp_delay_us(200);
 	}
 	t0 = rdtsc();
 	while (!__atomic_load_n(&pc->online, __ATOMIC_ACQUIRE)) {
 		if (rdtsc() - t0 > lim) {
-			lapic_send_init(pc->apic_id);	/* park it again */
+			if (!silent)
+				lapic_send_init(pc->apic_id);	/* park it again */
 			return false;
 		}
 		cpu_relax();
@@ -648,9 +664,9 @@ void smp_init(void)
 			if (!start_ap(pc)) {
 				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",
 				       c->apic_id, AP_TIMEOUT_MS);
-				cpus[next] = NULL;
-				cpu_count = next;
-				continue;
+				percpu_free(pc);	/* parked: it cannot run them */
+				cpu_count = next;	/* the next AP takes this id, and its */
+				continue;		/* buffer's memory (tracing_prepare_ap) */
 			}
 			cpus_online++;
 			measure_tsc(pc);

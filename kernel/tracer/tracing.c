@@ -249,6 +249,8 @@ static void ap_bufs_settle(void)
 			pmm_free((uint64_t)(uintptr_t)ap_buf[c].tab,
 				 ((n + 1) * sizeof(void *) + PAGE_SIZE - 1) / PAGE_SIZE);
 			pmm_free((uint64_t)(uintptr_t)data, n + 1);
+			printk("trace: cpu=%u did not start; the memory readied for its buffer "
+			       "(%u pages) is given back\n", c, n);
 			continue;
 		}
 		/* BUILDING: the AP is inside ring_buffer_cpu_init(), or stopped there. */

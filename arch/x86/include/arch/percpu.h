@@ -173,6 +173,7 @@ extern unsigned cpus_online;		/* CPUs running */
 
 /* Set up the boot CPU's area (GS base, GDT, TSS) early in boot. */
 void percpu_init_boot(void);
+void percpu_free(struct percpu *pc);	/* an AP that did not start */
 void percpu_trace_ctx_refresh(void);	/* after ftrace_stacks[][] changes */
 /* Allocate an area for a CPU that is about to start. */
 struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid);
