@@ -132,6 +132,15 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 #define TE_DYN_ENUM
 #define TE_DYN_BPRINT			| 1
 
+/* 1 for a field measured before the reservation (strings; bprint's bytes come ready). */
+#define TE_WALK(kind, t, n, x, conv)	TE_WALK_##kind
+#define TE_WALK_INT
+#define TE_WALK_SYM
+#define TE_WALK_CHARS
+#define TE_WALK_STR			| 1
+#define TE_WALK_ENUM
+#define TE_WALK_BPRINT
+
 /*
  * Locals are te_*: field names are the parameters' and must not collide.
  * __trace_<name>() writes; trace_<name>() is the call site, its key's NOP
@@ -139,6 +148,10 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
  * fixed size in the inline form has its record word and event header
  * stored by the reservation, with the delta, in one 64-bit store
  * (ring_buffer_reserve_head()); any other gets its header word after.
+ * A record with strings measures them before it reserves: it asks first
+ * whether recording is off (the answer the reservation would give), so
+ * that recording off costs it no string walk (trace_printk, whose bprint
+ * bytes come encoded, asks before it encodes them).
  */
 #define TRACE_EVENT(sys, name, ...)						\
 	static __always_inline int __trace_##name(TE_LIST(TE_PARAM, __VA_ARGS__)) \
@@ -146,10 +159,13 @@ static __always_inline void trace_put_chars(char *dst, const char *s, uint32_t s
 		struct rb_cpu_buffer *te_cb = this_cpu_rb();			\
 		const uint64_t te_bit = arch_trace_level_bit();			\
 		struct trace_ev_##name *te_rec;					\
+		const int te_dyn = 0 TE_EACH(TE_DYN, __VA_ARGS__);		\
+										\
+		if ((0 TE_EACH(TE_WALK, __VA_ARGS__)) && ring_buffer_recording_off(te_cb)) \
+			return -RB_EOFF;					\
 		TE_EACH(TE_STRLEN, __VA_ARGS__)					\
 		uint32_t te_at = sizeof(*te_rec);				\
-		const int te_head = !(0 TE_EACH(TE_DYN, __VA_ARGS__)) &&	\
-				    sizeof(*te_rec) <= RB_INLINE_MAX;		\
+		const int te_head = !te_dyn && sizeof(*te_rec) <= RB_INLINE_MAX; \
 		int te_err;							\
 										\
 		(void)te_at;							\

@@ -46,8 +46,8 @@ def test_writer_bench_lines(qemu):
     size, net of the same loop with recording off and with its off cost.
     Figures are held to relations every correct path keeps (copying a
     string or encoding arguments cannot cost less than storing one word),
-    and trace_printk's recording-off cost to under 100 (its encoding alone
-    is about 440). Catches: a writer left out of bench all, a line without
+    trace_printk's recording-off cost to under 100 (its encoding alone is
+    about 440) and the string event's to under 30 (its walk is about 85). Catches: a writer left out of bench all, a line without
     event= or with the raw loop's payload, a loop whose writes all fail
     (events counted but no cost), the str16 string cut (a 16-byte record
     slot reported for a longer string), trace_printk encoding its arguments
@@ -69,9 +69,12 @@ def test_writer_bench_lines(qemu):
     assert r.has(r"^bench: test=ring .* event=raw$"), r.out
     assert whole["str16"] > whole["u32"] and whole["printk"] > whole["u32"], whole
     # Recording off, trace_printk answers before it encodes (about 440 of its
-    # ~610): its off cost stays the call's own. Catches the encoding first (451).
+    # ~610) and a string event before it measures (about 85): their off costs
+    # stay their calls' own. Catches the encoding (451) or the walk (90) first.
     f = bench_line(r, test="ring", event="printk")
     assert float(f["off_cycles"]) < 100 < float(f["cycles_per_event"]), f
+    f = bench_line(r, test="ring", event="str16")
+    assert float(f["off_cycles"]) < 30 < float(f["cycles_per_event"]), f
 
 
 def test_bad_bench_option_is_refused_at_boot(qemu):
