@@ -4,7 +4,8 @@ the lock's descriptor as it would. Bugs caught: a classification that lets a
 multi-CPU or ktest TCG boot share (flaky timing tests under load), a lock
 that is not held by the child (released while QEMU still runs), an
 exclusive boot starved by shared ones (no turnstile), a worker waiting for
-its own live QEMU, a killed boot whose QEMU lives on."""
+its own live QEMU, a killed boot whose QEMU lives on, an image built before
+the wait that is not the one run-qemu.sh boots (built again under the lock)."""
 import fcntl
 import os
 import subprocess
@@ -12,6 +13,7 @@ import threading
 import time
 
 import boot_lock
+from conftest import ROOT
 
 
 def args(cmdline="exit", smp="1", icount=False):
@@ -124,3 +126,25 @@ def test_kill_ends_qemu_at_once(shell):
     while os.path.exists(f"/proc/{qemus[0]}") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not os.path.exists(f"/proc/{qemus[0]}"), "QEMU outlived Shell.kill()"
+
+
+def test_the_image_built_before_the_wait_is_the_one_run_qemu_boots(tmp_path):
+    """boot_lock builds a boot's image where run-qemu.sh looks for it. Here
+    run-qemu.sh cannot build one (TMPDIR is not there: mkiso.sh's mktemp
+    fails) and its QEMU is /bin/false: it gets as far as QEMU only if it
+    found the image. (GRUB commands of two lines, never run: the key's
+    layout.)"""
+    argv = [str(ROOT / "run-qemu.sh"), "--cmdline", "exit test_boot_lock=image",
+            "--grub-cmds", "insmod memrw\ninsmod wrmsr"]
+    _, iso = boot_lock.image(argv)
+    iso.unlink(missing_ok=True)
+    try:
+        boot_lock.build_image(argv)
+        assert iso.exists()
+        built = iso.stat().st_mtime_ns
+        r = subprocess.run(argv + ["--qemu", "/bin/false"], capture_output=True, text=True,
+                           env={**os.environ, "TMPDIR": str(tmp_path / "absent")}, timeout=60)
+        assert r.returncode == 2 and "QEMU failed (status 1)" in r.stderr, r.stderr
+        assert iso.stat().st_mtime_ns == built
+    finally:
+        iso.unlink(missing_ok=True)

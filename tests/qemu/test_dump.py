@@ -26,8 +26,11 @@ def kernel_text(capture: bytes) -> bytes:
 
 
 def test_text_and_binary_dumps_agree(qemu, decoder, tmp_path):
+    # 100 ms: about 2,000 events a CPU, 8 pages or so each, every kind of
+    # activity many times over; the serial line carries the two dumps at
+    # about 120 KB/s (300 ms, 2.4 MB, held the machine for 20 s).
     cap = tmp_path / "serial.bin"
-    r = qemu("run=demo exit demo.ms=300 dump=text,bin dump.last=0", smp=4, serial=cap)
+    r = qemu("run=demo exit demo.ms=100 dump=text,bin dump.last=0", smp=4, serial=cap)
     assert r.rc == 0, r.out
     raw = cap.read_bytes()
     ktext = kernel_text(raw)
@@ -78,7 +81,8 @@ def test_pages_before_an_integrity_stop_are_dumped(qemu, decoder, tmp_path):
     """A CPU whose buffer stopped halfway (inject.ring_stop=1) still has every
     page completed before the stop in both dumps, and the dump says why."""
     cap = tmp_path / "serial.bin"
-    r = qemu("run=demo exit demo.ms=300 inject.ring_stop=1 dump=text,bin dump.last=0",
+    # 100 ms: CPU 1 stops at 50 ms with about 1,000 events on several pages.
+    r = qemu("run=demo exit demo.ms=100 inject.ring_stop=1 dump=text,bin dump.last=0",
              smp=3, serial=cap)
     assert r.rc == 0, r.out
     assert r.has(r"trace: cpu=1 recording stopped: stopped by inject.ring_stop")

@@ -70,9 +70,12 @@ def names_printed(text):
 
 
 def demo(qemu, decoder, tmp_path, events_opt):
+    # 50 ms: every CPU's 1 kHz ticks, its IPIs (every 2 ms) and its producer
+    # (every 50 us) many times over. The two dumps of everything go out at
+    # about 120 KB/s: with the producer on, 120 ms held the machine ~10 s.
     cap = tmp_path / "serial.bin"
     opt = f"trace.events={events_opt} " if events_opt is not None else ""
-    r = qemu(f"{opt}run=demo exit demo.ms=120 dump=text,bin dump.last=0", smp=3, serial=cap)
+    r = qemu(f"{opt}run=demo exit demo.ms=50 dump=text,bin dump.last=0", smp=3, serial=cap)
     assert r.rc == 0, r.out
     # The binary dump carries the state: the decoder's header says the same.
     return r, cap, decoded_is_kernel_text(decoder, cap, tmp_path)
