@@ -9,9 +9,9 @@
  * peer's own file so the write path inlines into it, as it inlines into its
  * callers in the kernel.
  *
- * Every peer records the same event: the 8-byte payload of trace_event1()
- * (the header word of <trace/events.h>, then one u32, here a sequence
- * number), stamped with the clock the peer stamps with.
+ * Every peer records the same event: the 8-byte payload of the kernel's
+ * trace_bench() (the header word of <trace/events.h>, then one u32, here a
+ * sequence number), stamped with the clock the peer stamps with.
  */
 #ifndef BENCH_HOST_H
 #define BENCH_HOST_H

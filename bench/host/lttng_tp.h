@@ -1,6 +1,6 @@
 /*
  * LTTng-UST tracepoint provider of the host benchmark: one event with the
- * same 8 bytes of payload as baretrace's trace_event1(): the event header
+ * same 8 bytes of payload as the kernel's trace_bench(): the event header
  * word and one u32 (a sequence number), as two 32-bit integer fields.
  *
  * This header follows LTTng-UST 2.13's provider protocol: it is read once

@@ -1,11 +1,11 @@
 /*
  * Peer "lttng-ust": the same event through LTTng-UST 2.13 from Debian.
  *
- * lttng_ust_tracepoint() is a macro expanded at the call site, like
- * trace_event1(): a test of the event's enabled state, then a call to the
- * probe, which reserves on the calling CPU's sub-buffer (per-UID buffers),
- * stamps with LTTng's clock (CLOCK_MONOTONIC through the vDSO), writes a
- * compact event header and the two fields, and commits.
+ * lttng_ust_tracepoint() is a macro expanded at the call site, like the
+ * kernel's trace_bench(): a test of the event's enabled state, then a call
+ * to the probe, which reserves on the calling CPU's sub-buffer (per-UID
+ * buffers), stamps with LTTng's clock (CLOCK_MONOTONIC through the vDSO),
+ * writes a compact event header and the two fields, and commits.
  *
  * The session, the channel and the event are the benchmark script's
  * business (lttng CLI); this binary only refuses to measure when nobody

@@ -12,6 +12,10 @@
  * The benchmark's threads are pinned, so a raw TSC read is as monotonic per
  * "CPU" as the hook contract asks.  Likewise the shim derives the nest bit
  * from the thread's level on every call, where the kernel reads it ready.
+ * The replacements take the kernel's forms (arch/x86's <arch/trace_arch.h>)
+ * so that the write loop compiles to the kernel's instructions: the stamp's
+ * halves as 64-bit values known to be zero-extended, the nest bit a 32-bit
+ * load returned as 64 bits.
  *
  * How: the shim is included with its arch_read_cycles, arch_cycles_since
  * and arch_trace_level_bit renamed out of the way, then the names are
@@ -42,37 +46,69 @@
 #undef arch_read_cycles
 #undef arch_cycles_since
 #undef arch_trace_level_bit
+#include <baretrace/compiler.h>	/* __always_inline */
 
 /*
  * The context as the kernel keeps it per CPU (struct trace_ctx), here per
- * thread: ready-made forms, each one %fs load where the kernel does one %gs
- * load.  peer_baretrace.c sets them with host_trace_level.
+ * thread: the nest bit ready-made, one %fs load where the kernel does one
+ * %gs load.  peer_baretrace.c defines it beside the payload's form of the
+ * context (bench_ent_hi, the kernel's trace.ent_hi, which is not an arch
+ * hook) and sets both from host_trace_level.
  */
 extern __thread uint32_t bench_level_bit;	/* 1 << host_trace_level */
-extern __thread uint32_t bench_ent_ctx;		/* trace_ent_ctx(host_trace_level) */
 
-static inline uint32_t arch_trace_level_bit(void)
+/*
+ * As the kernel's: a 32-bit load into a 64-bit register, which
+ * zero-extends, returned as 64 bits so that the guard compare (64 bits)
+ * needs no extension of its own; volatile asm like the kernel's %gs
+ * accessor, so the compiler places it as it places that one.
+ */
+static inline uint64_t arch_trace_level_bit(void)
 {
-	return bench_level_bit;
+	uint64_t v;
+
+	__asm__ __volatile__("movl %1, %k0" : "=r"(v) : "m"(bench_level_bit));
+	return v;
 }
+
+#if BENCH_CLOCK == 0
+/*
+ * The kernel's stamp (without its tsc_sites entry, which is data, not
+ * code): rdtsc with a compiler barrier, its halves as 64-bit values whose
+ * top halves are said to be zero, so the compiler never clears them again.
+ */
+static __always_inline void arch_stamp(uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a, d;
+
+	__asm__ __volatile__("rdtsc" : "=a"(a), "=d"(d) : : "memory");
+	if (a > UINT32_MAX || d > UINT32_MAX)
+		__builtin_unreachable();
+	*lo = a;
+	*hi = d;
+}
+#endif
 
 static inline uint64_t arch_read_cycles(void)
 {
 #if BENCH_CLOCK == 0
-	return __builtin_ia32_rdtsc();	/* the kernel's: rdtsc, no fence */
+	uint64_t lo, hi;
+
+	arch_stamp(&lo, &hi);
+	return (hi << 32) | lo;
 #else
 	return host_shim_read_cycles();
 #endif
 }
 
 /* As the kernel's: rdtsc's halves subtracted from *base in memory. */
-static inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
+static __always_inline bool arch_cycles_since(const uint64_t *base, uint32_t *delta)
 {
 #if BENCH_CLOCK == 0
-	uint32_t lo, hi;
+	uint64_t lo, hi;
 
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return x86_tsc_since(lo, hi, base, delta);	/* arch/local_ops.h, via the shim */
+	arch_stamp(&lo, &hi);
+	return x86_tsc_since(lo, (uint32_t)hi, base, delta);	/* arch/local_ops.h, via the shim */
 #else
 	uint64_t d = arch_read_cycles() - *base;
 
