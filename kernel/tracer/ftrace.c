@@ -135,7 +135,7 @@ static unsigned nsites;
 static uint8_t site_flags[FTRACE_SITES_MAX];
 static uint64_t batch[FTRACE_SITES_MAX];	/* sites handed to the patcher */
 
-uint32_t ftrace_mode;			/* enum ftrace_tracer, read by the hooks and the trampoline */
+static uint32_t ftrace_mode;		/* enum ftrace_tracer, read by the C hook */
 static uint32_t graph_limit = FTRACE_STACK_FRAMES;	/* frames per level used */
 static uint32_t graph_fn_on;		/* ftrace.graph_function is not empty */
 /* The trampoline's depth check: graph_limit, or 0 (everything to the C hook)
@@ -601,10 +601,8 @@ int ftrace_set_tracer(enum ftrace_tracer t)
 {
 	if (t >= FTRACE_TRACERS || !context_ok("a tracer change") || !lock_take())
 		return -1;
-	if (t != FTRACE_NOP)
-		__atomic_store_n(&ftrace_mode, t, __ATOMIC_RELEASE);	/* before the sites call */
-	else
-		__atomic_store_n(&ftrace_mode, FTRACE_NOP, __ATOMIC_RELEASE);
+	/* The mode first, then the sites (see Switching tracers above). */
+	__atomic_store_n(&ftrace_mode, t, __ATOMIC_RELEASE);
 	update_sites();		/* off: the sites are NOPs before this returns */
 	lock_give();
 	return 0;
