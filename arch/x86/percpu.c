@@ -129,19 +129,20 @@ void percpu_init_boot(void)
  * Give back an AP's area and stack that percpu_alloc() made, once its AP
  * did not start (smp_init(): sent INIT again, it cannot run them).
  */
+#define AREA_PAGES	((sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE)
+
 void percpu_free(struct percpu *pc)
 {
-	uint64_t pages = (sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE;
 
 	if (cpus[pc->cpu] == pc)
 		cpus[pc->cpu] = NULL;
 	pmm_free(pc->kstack_top - KSTACK_SIZE, KSTACK_SIZE / PAGE_SIZE);
-	pmm_free((uint64_t)(uintptr_t)pc, pages);
+	pmm_free((uint64_t)(uintptr_t)pc, AREA_PAGES);
 }
 
 struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid)
 {
-	uint64_t pages = (sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE;
+	uint64_t pages = AREA_PAGES;
 	uint64_t area = pmm_alloc(pages, 1);
 	uint64_t stack = pmm_alloc(KSTACK_SIZE / PAGE_SIZE, 1);
 	struct percpu *pc;

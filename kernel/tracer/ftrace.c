@@ -590,8 +590,6 @@ static void update_sites(void)
 			else
 				site_flags[i] &= (uint8_t)~SITE_ENABLED;
 		}
-		if (pass == 1)
-			cur_target = want_t;
 	}
 	if (want_t)
 		cur_target = want_t;
