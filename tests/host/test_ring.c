@@ -641,6 +641,208 @@ static void test_extend_and_abs(void **state)
 	}
 }
 
+/*
+ * Deltas at the format's boundaries, for every way an event is written.
+ * A data record's arg holds a delta below 2^27; from 2^27 a time extend
+ * (the bits from 27 up) goes before it, from 2^54 an absolute stamp.  A
+ * delta of 2^27 written inline spills into the kind bits above the arg
+ * (a 4-byte event becomes an 8-byte one stamped at the page base), and an
+ * extend of 2^27 turns into an absolute-stamp word: so each stamp must be
+ * read back exactly, and each record be of the kind the thresholds say.
+ * The thresholds are written out here, not taken from the header; the
+ * expected stamps are the fake clock's values.  A clock one below the
+ * page base is clamped to it and counted; 0 and 1 above are not.
+ *
+ * Mutations caught: the fast path's "delta >= RB_DELTA_LIMIT" as ">"; the
+ * slow path's "delta < RB_DELTA_LIMIT" as "<=" and "delta <
+ * RB_EXTEND_LIMIT" as "<="; the clamp "(int64_t)delta < 0" as "<= 0"
+ * (write_backwards counts 2).
+ */
+#define B27	(1ull << 27)
+#define B54	(1ull << 54)
+_Static_assert(B27 == RB_DELTA_LIMIT && B54 == RB_EXTEND_LIMIT, "the format's thresholds");
+
+enum bwriter {
+	BW_XADD4, BW_XADD8, BW_XADD12,		/* fixed sizes (constants): xadd */
+	BW_CMPXCHG4, BW_CMPXCHG8, BW_CMPXCHG12,	/* the same, cmpxchg */
+	BW_HEAD4, BW_HEAD8, BW_HEAD12, BW_HEAD108,	/* record and first word in one store */
+	BW_BIT20,				/* the caller's level bit */
+	BW_VAR,					/* lengths known only at run time */
+	BW_WRITE,				/* ring_buffer_write(): copy and commit */
+	BW_COUNT
+};
+
+static uint64_t head_same(uint64_t head)
+{
+	return head;
+}
+
+/* The payload of event seq, its first word too if first. */
+static void bw_fill(uint8_t *p, uint32_t len, uint32_t seq, bool first)
+{
+	uint32_t i, t = tag(seq, len);
+
+	if (first)
+		memcpy(p, &t, 4);
+	for (i = 4; i < len; i++)
+		p[i] = pattern(seq, i);
+}
+
+/* Write event seq the way w does; len for the run-time lengths. */
+static int bw_write(struct rb_cpu_buffer *cb, enum bwriter w, uint32_t seq, uint32_t len)
+{
+	uint8_t buf[RB_MAX_PAYLOAD];
+	void *d = NULL;
+	int rc;
+
+#define FIXED(call, n, first) do {					\
+		rc = (call);						\
+		if (!rc) {						\
+			bw_fill(d, n, seq, first);			\
+			ring_buffer_commit(cb);				\
+		}							\
+		return rc;						\
+	} while (0)
+#define HEAD(n) FIXED(ring_buffer_reserve_head(cb, n, &d, arch_trace_level_bit(),	\
+					       rb_head_word(n, tag(seq, n)), head_same), n, false)
+	switch (w) {
+	case BW_XADD4:		FIXED(ring_buffer_reserve_xadd(cb, 4, &d), 4, true);
+	case BW_XADD8:		FIXED(ring_buffer_reserve_xadd(cb, 8, &d), 8, true);
+	case BW_XADD12:		FIXED(ring_buffer_reserve_xadd(cb, 12, &d), 12, true);
+	case BW_CMPXCHG4:	FIXED(ring_buffer_reserve_cmpxchg(cb, 4, &d), 4, true);
+	case BW_CMPXCHG8:	FIXED(ring_buffer_reserve_cmpxchg(cb, 8, &d), 8, true);
+	case BW_CMPXCHG12:	FIXED(ring_buffer_reserve_cmpxchg(cb, 12, &d), 12, true);
+	case BW_HEAD4:		HEAD(4);
+	case BW_HEAD8:		HEAD(8);
+	case BW_HEAD12:		HEAD(12);
+	case BW_HEAD108:	HEAD(108);
+	case BW_BIT20:
+		FIXED(ring_buffer_reserve_bit(cb, 20, &d, arch_trace_level_bit()), 20, true);
+	case BW_VAR:
+		return write_ev(cb, len, seq, seq % 2 ? CMPXCHG : XADD);
+	case BW_WRITE:
+		bw_fill(buf, len, seq, true);
+		return ring_buffer_write(cb, buf, len);
+	default:
+		fail();
+	}
+#undef HEAD
+#undef FIXED
+	return -1;
+}
+
+/* The payload bytes w's record holds: the length it asks for, rounded up to 4. */
+static uint32_t bw_len(enum bwriter w, uint32_t len)
+{
+	static const uint32_t fixed[BW_COUNT] = {
+		[BW_XADD4] = 4, [BW_XADD8] = 8, [BW_XADD12] = 12, [BW_CMPXCHG4] = 4,
+		[BW_CMPXCHG8] = 8, [BW_CMPXCHG12] = 12, [BW_HEAD4] = 4, [BW_HEAD8] = 8,
+		[BW_HEAD12] = 12, [BW_HEAD108] = 108, [BW_BIT20] = 20,
+	};
+
+	return fixed[w] ? fixed[w] : (len + 3) & ~3u;
+}
+
+static void test_delta_boundaries(void **state)
+{
+	/* Offsets from the page base: -1 means one below it. */
+	static const int64_t off_hi[] = { -1, 0, 1, (int64_t)B27 - 1, (int64_t)B27,
+					  (int64_t)B27 + 1, (int64_t)B54 - 1, (int64_t)B54,
+					  (int64_t)B54 + 1 };
+	/* Run-time lengths: smallest, rounded, inline largest, long forms. */
+	static const uint32_t var_len[] = { 4, 5, 108, 109, 112, RB_MAX_PAYLOAD };
+	enum bwriter w;
+
+	(void)state;
+	for (w = 0; w < BW_COUNT; w++) {
+		unsigned nlen = w == BW_VAR || w == BW_WRITE ? ARRAY_SIZE(var_len) : 1;
+
+		for (unsigned li = 0; li < nlen; li++) {
+			struct rig *r = rig_new(4, 65536, RB_MODE_DISCARD);
+			const uint8_t *data = (const uint8_t *)r->pages[0] + RB_PAGE_HEADER_SIZE;
+			uint64_t base = ((struct rb_page_header *)r->pages[0])->base_ts;
+			uint32_t off = 0, word, kind, dlen;
+			struct got g[ARRAY_SIZE(off_hi)];
+			struct rb_stats st;
+			unsigned i;
+
+			host_fake_step = 0;
+			for (i = 0; i < ARRAY_SIZE(off_hi); i++) {
+				host_fake_now = base + (uint64_t)off_hi[i];
+				assert_int_equal(bw_write(r->cb, w, i, var_len[li]), 0);
+			}
+			/* The raw records, as the thresholds say they must be. */
+			for (i = 0; i < ARRAY_SIZE(off_hi); i++) {
+				uint64_t delta = off_hi[i] < 0 ? 0 : (uint64_t)off_hi[i];
+
+				word = rb_load32(data + off);
+				if (delta >= B54) {
+					assert_int_equal(word, RB_KIND_ABS << 27);
+					assert_int_equal(rb_load64(data + off + 4), base + delta);
+					off += 12;
+					delta = 0;
+				} else if (delta >= B27) {
+					assert_int_equal(word, RB_KIND_EXTEND << 27 | delta >> 27);
+					off += 4;
+					delta &= B27 - 1;
+				}
+				word = rb_load32(data + off);
+				kind = word >> 27;
+				assert_int_equal(word & (B27 - 1), delta);
+				dlen = kind ? 4 * kind : rb_load32(data + off + 4);
+				assert_int_equal(dlen, bw_len(w, var_len[li]));
+				assert_int_equal(kind, dlen <= 108 ? dlen / 4 : 0);
+				off += (kind ? 4 : 8) + dlen;
+			}
+			assert_int_equal(off, rb_off(r->cb->write));
+			assert_int_equal(ring_buffer_flush(r->cb), 0);
+			assert_int_equal(drain(r, g, ARRAY_SIZE(g), NULL), ARRAY_SIZE(off_hi));
+			for (i = 0; i < ARRAY_SIZE(off_hi); i++) {
+				assert_int_equal(g[i].seq, i);
+				assert_int_equal(g[i].page, 0);
+				assert_int_equal(g[i].ts, base + (off_hi[i] < 0 ? 0
+								 : (uint64_t)off_hi[i]));
+			}
+			ring_buffer_stats(r->cb, &st);
+			assert_int_equal(st.write_backwards, 1);	/* the -1 alone */
+			assert_int_equal(st.read_backwards, 0);
+			rig_free(r);
+		}
+	}
+}
+
+/*
+ * A delta of 0 on the slow path: the event that finds its page full
+ * switches to a page whose base is the same clock as the old page's, and
+ * stamps at that base.  Neither is a step back.  Mutations caught: the
+ * slow path's clamp "(int64_t)delta < 0" as "<= 0" and the switch's
+ * "base < cb->tail_base" as "<=" (either counts write_backwards).
+ */
+static void test_delta_zero_after_switch(void **state)
+{
+	struct rig *r = rig_new(4, 4096, RB_MODE_DISCARD);
+	const uint32_t per_page = CAP(4096) / 16;	/* 12-byte payloads fill exactly */
+	uint64_t base = ((struct rb_page_header *)r->pages[0])->base_ts;
+	struct rb_stats st;
+	struct got g[300];
+	uint32_t i;
+
+	(void)state;
+	host_fake_step = 0;
+	host_fake_now = base;
+	for (i = 0; i <= per_page; i++)
+		assert_int_equal(write_ev(r->cb, 12, i, i % 2 ? CMPXCHG : XADD), 0);
+	assert_int_equal(ring_buffer_flush(r->cb), 0);
+	assert_int_equal(drain(r, g, ARRAY_SIZE(g), NULL), per_page + 1);
+	assert_int_equal(g[per_page].page, 1);
+	for (i = 0; i <= per_page; i++)
+		assert_int_equal(g[i].ts, base);
+	ring_buffer_stats(r->cb, &st);
+	assert_int_equal(st.write_backwards, 0);
+	assert_int_equal(st.read_backwards, 0);
+	rig_free(r);
+}
+
 static void test_clock_backwards(void **state)
 {
 	struct rig *r = rig_new(4, 4096, RB_MODE_DISCARD);
@@ -1458,6 +1660,8 @@ int main(void)
 		cmocka_unit_test_setup(test_page_crossing, setup),
 		cmocka_unit_test_setup(test_exact_fill, setup),
 		cmocka_unit_test_setup(test_extend_and_abs, setup),
+		cmocka_unit_test_setup(test_delta_boundaries, setup),
+		cmocka_unit_test_setup(test_delta_zero_after_switch, setup),
 		cmocka_unit_test_setup(test_clock_backwards, setup),
 		cmocka_unit_test_setup(test_base_built_elsewhere, setup),
 		cmocka_unit_test_setup(test_overwrite_full, setup),
