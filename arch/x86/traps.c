@@ -12,16 +12,29 @@
  * -fno-omit-frame-pointer): [rbp] is the caller's rbp, [rbp+8] the return
  * address. Each step is checked (aligned, inside the identity map, moving up
  * the stack) so a corrupt chain ends the walk rather than faulting again.
+ *
+ * Under function_graph a traced function's return slot holds the return
+ * trampoline (ftrace_return_to_handler), and the real address is on the
+ * shadow stack of the context level the call was made at: the walk asks
+ * the function tracer for it (ftrace_graph_ret_addr()), as Linux's
+ * unwinder does. It starts at the level the report runs at, which is the
+ * trapped code's: exceptions keep the level they interrupt, and the
+ * watchdog reports from its NMI before trap_dispatch() raises the level.
+ * It only ever moves down: the chain leaves an interrupt handler's frames
+ * (trap_dispatch() keeps the interrupted rbp) for those of the code the
+ * interrupt stopped, never the other way.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
+#include <arch/ftrace.h>
 #include <arch/percpu.h>
 #include <arch/trap.h>
 #include <arch/lapic.h>
 #include <arch/watchdog.h>
 #include "kernel/console.h"
+#include "kernel/ftrace.h"
 #include "kernel/ksyms.h"
 #include "kernel/panic.h"
 
@@ -55,8 +68,33 @@ static void print_addr(const char *label, uint64_t addr)
 		printk("%s 0x%016llx ?\n", label, (unsigned long long)addr);
 }
 
+/* Where the walk is on the shadow stacks: one CPU's, level and place. */
+struct graph_walk {
+	uint32_t cpu;		/* whose stacks */
+	uint32_t level;		/* the context level searched now */
+	int idx;		/* ftrace_graph_ret_addr()'s place on that level */
+};
+
+/* ret from the slot at slot, mapped back if function_graph took it over. */
+static uint64_t graph_ret(struct graph_walk *g, uint64_t ret, const uint64_t *slot)
+{
+	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler)
+		return ret;
+	for (;;) {
+		uint64_t r = ftrace_graph_ret_addr(ftrace_stacks[g->cpu][g->level], &g->idx,
+						   ret, slot);
+
+		if (r != ret || g->level == 0)
+			return r;	/* found, or on no level: printed as it is */
+		g->level--;		/* not this level's: an interrupted context's */
+		g->idx = 0;
+	}
+}
+
 static void backtrace(uint64_t rbp)
 {
+	struct graph_walk g = { this_cpu()->cpu, percpu_read32(trace.level), 0 };
+
 	for (int depth = 0; depth < BACKTRACE_MAX && rbp; depth++) {
 		if (rbp & 7 || rbp + 16 > MAPPED_LIMIT || rbp < 0x1000) {
 			printk("  (frame pointer 0x%llx is not valid; stopping)\n",
@@ -64,7 +102,7 @@ static void backtrace(uint64_t rbp)
 			return;
 		}
 		uint64_t next = ((uint64_t *)rbp)[0];
-		uint64_t ret = ((uint64_t *)rbp)[1];
+		uint64_t ret = graph_ret(&g, ((uint64_t *)rbp)[1], (uint64_t *)rbp + 1);
 		if (!ret)
 			return;
 		print_addr("  ", ret);

@@ -714,6 +714,28 @@ uint32_t ftrace_graph_depth_now(unsigned cpu, unsigned level)
 	return __atomic_load_n(&ftrace_cpus[cpu].stack[level].depth, __ATOMIC_RELAXED);
 }
 
+uint64_t ftrace_graph_ret_addr(const struct ftrace_stack *st, int *idx, uint64_t ret,
+			       const uint64_t *slot)
+{
+	uint32_t depth;
+	int d;
+
+	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler || !st)
+		return ret;
+	depth = __atomic_load_n(&st->depth, __ATOMIC_RELAXED);
+	if (depth > FTRACE_STACK_FRAMES)
+		depth = FTRACE_STACK_FRAMES;
+	/* G2: older frames lie further up the stack, where the walk goes. */
+	for (d = (int)depth - 1 - *idx; d >= 0; d--) {
+		if (st->sp[d] != (uint64_t)(uintptr_t)(slot + 1) ||
+		    st->ret[d] == (uint64_t)(uintptr_t)ftrace_return_to_handler)
+			continue;	/* another slot's, or a tail call's callee */
+		*idx = (int)depth - d;
+		return st->ret[d];
+	}
+	return ret;
+}
+
 uint64_t ftrace_site_of(const char *name)
 {
 	for (unsigned i = 0; i < nsites; i++) {
