@@ -77,6 +77,16 @@
  *   (st.written == sc.nseq); flush not ending the page that carries drops
  *   (lost counts); overrun undercounted (in_buffer == 0); a new page's base
  *   not read from the clock (hdr->base_ts >= sc.last_ts).
+ *   Issue 37's, shown with --sample 1000 (failure line as printed):
+ *   the guard compared without the gate (cb->nest >= bit): "rc == -RB_EOFF
+ *   == off (0, 1); remote-off in 0 at #1"; the head store losing delta's
+ *   bit 0: "ev.ts >= e->t_lo && ev.ts < e->t_hi; irq in 0 at #1";
+ *   rb_sync_gate not looking again: "rc == -RB_EOFF == off (1, 0);
+ *   remote-off-on in 0 at #2"; give-back as an xadd (no cmpxchg, no gen
+ *   check): "rb_gen(cb->write) == (uint32_t)cb->tail_pos (4, 5);
+ *   nmi-storm in 0 at #31, irq in 0 at #59"; a claim lost to the reader
+ *   at S2 taken as won: "pos + n > cb->tail_pos && pos <= cb->tail_pos;
+ *   nmi-storm in 0 at #25, nmi-read in 0 at #57".
  * Equivalent here, so not caught: only rb_commit_slow's nest check removed
  * (rb_publish checks again); rb_give_back without its gen check alone (a
  * switched word has a small offset, or a closed page's that stays past cap
