@@ -57,9 +57,11 @@ static void rb_sync_gate(struct rb_cpu_buffer *cb)
 
 	do {
 		s = __atomic_load_n(&cb->state, __ATOMIC_SEQ_CST);
+		arch_rb_step(RB_STEP_GATE_STATE);
 		__atomic_store_n(&cb->gate, s == RB_STATE_RECORDING ? RB_GATE_OPEN :
 					    s == RB_STATE_OFF ? RB_GATE_OFF : RB_GATE_CLOSED,
 				 __ATOMIC_SEQ_CST);
+		arch_rb_step(RB_STEP_GATE_STORE);
 	} while (__atomic_load_n(&cb->state, __ATOMIC_SEQ_CST) != s);
 }
 
@@ -181,8 +183,10 @@ struct rb_cpu_buffer *ring_buffer_cpu(const struct ring_buffer *rb, uint32_t cpu
 static void rb_state_change(struct rb_cpu_buffer *cb, uint32_t from, uint32_t to)
 {
 	if (__atomic_compare_exchange_n(&cb->state, &from, to, false, __ATOMIC_RELAXED,
-					__ATOMIC_RELAXED))
+					__ATOMIC_RELAXED)) {
+		arch_rb_step(RB_STEP_STATE);
 		rb_sync_gate(cb);
+	}
 }
 
 void ring_buffer_record_on(struct rb_cpu_buffer *cb)
@@ -257,6 +261,7 @@ void rb_commit_slow(struct rb_cpu_buffer *cb)
 	uint32_t bit = arch_trace_level_bit();
 	uint32_t nest = rb_nest_load(cb);
 
+	arch_rb_step(RB_STEP_COMMIT_SLOW);
 	if (bit == 0 || (nest & RB_NEST_GUARD)) {
 		arch_local_add32(&cb->nest, bit);
 		rb_count(&cb->refused, 1);
@@ -280,8 +285,10 @@ static uint8_t *rb_page_of_gen(struct rb_cpu_buffer *cb, uint32_t gen)
 {
 	uint64_t tp = cb->tail_pos;
 	uint64_t pos = tp - (uint32_t)((uint32_t)tp - gen);
-	uint64_t s = __atomic_load_n(&cb->slots[pos % cb->nr_slots], __ATOMIC_RELAXED);
+	uint64_t s;
 
+	arch_rb_step(RB_STEP_PAGE_OF_GEN);
+	s = __atomic_load_n(&cb->slots[pos % cb->nr_slots], __ATOMIC_RELAXED);
 	if (rb_slot_pos(s) != pos || rb_slot_consumed(s))
 		return NULL;
 	return cb->pages[rb_slot_id(s)];
@@ -311,6 +318,7 @@ static void rb_give_back(struct rb_cpu_buffer *cb, uint64_t w, uint32_t rec)
 	for (tries = 0; tries < RB_RESERVE_TRIES; tries++) {
 		if (rb_gen(cur) != rb_gen(w) || rb_off(cur) <= cb->cap + rec)
 			return;		/* switched, or not ours to take */
+		arch_rb_step(RB_STEP_GIVE_LOAD);
 		seen = arch_local_cmpxchg(&cb->write, cur, cur - rec);
 		if (seen == cur) {
 			arch_rb_step(RB_STEP_GIVE_BACK);
@@ -341,6 +349,7 @@ static int rb_settle(struct rb_cpu_buffer *cb, uint64_t w, uint32_t rec)
 		ring_buffer_stop(cb, "reserved space on a page no longer in the ring");
 		return -1;
 	}
+	arch_rb_step(RB_STEP_SETTLE);
 	if (off + rec <= cap) {
 		rb_put_padding(page + RB_PAGE_HEADER_SIZE + off, rec);
 		rb_count(&cb->voided, 1);
@@ -349,6 +358,7 @@ static int rb_settle(struct rb_cpu_buffer *cb, uint64_t w, uint32_t rec)
 	}
 	if (off < cap)
 		rb_put_padding(page + RB_PAGE_HEADER_SIZE + off, cap - off);
+	arch_rb_step(RB_STEP_CROSS_PAD);
 	/* No reader before commit_pos passes this page, after our commit. */
 	rb_hdr(page)->commit = off;
 	arch_rb_step(RB_STEP_CROSS);
@@ -361,6 +371,7 @@ static bool rb_can_switch(const struct rb_cpu_buffer *cb)
 	uint32_t i = cb->tail_slot + 1 == cb->nr_slots ? 0 : cb->tail_slot + 1;
 	uint64_t s = __atomic_load_n(&cb->slots[i], __ATOMIC_ACQUIRE);
 
+	arch_rb_step(RB_STEP_CAN_SWITCH);
 	if (rb_slot_consumed(s))
 		return true;
 	return cb->mode == RB_MODE_OVERWRITE && rb_slot_pos(s) < cb->commit_pos;
@@ -379,11 +390,13 @@ static enum rb_switch_result rb_switch_page(struct rb_cpu_buffer *cb, uint32_t g
 
 	/*S1*/ if (__atomic_load_n(&cb->switching, __ATOMIC_RELAXED))
 		return RB_SW_BUSY;	/* we interrupted a switch (I9) */
+	arch_rb_step(RB_STEP_S1_LOAD);
 	__atomic_store_n(&cb->switching, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	arch_rb_step(RB_STEP_S1);
 
 	w = __atomic_load_n(&cb->write, __ATOMIC_RELAXED);
+	arch_rb_step(RB_STEP_S1_W);
 	if (rb_gen(w) != gen) {
 		ret = RB_SW_STALE;
 		goto out;
@@ -421,6 +434,7 @@ static enum rb_switch_result rb_switch_page(struct rb_cpu_buffer *cb, uint32_t g
 		 * reader consumed the slot just now; it can only do that
 		 * once, so the second try must succeed.
 		 */
+		arch_rb_step(RB_STEP_S2_LOAD);
 		if (__atomic_compare_exchange_n(&cb->slots[i], &s,
 						rb_slot_make(q, false, rb_slot_id(s)), false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -445,13 +459,17 @@ static enum rb_switch_result rb_switch_page(struct rb_cpu_buffer *cb, uint32_t g
 	arch_rb_step(RB_STEP_S3);
 
 	/*S4*/ __atomic_store_n(&cb->tail_page, page, __ATOMIC_RELAXED);
+	arch_rb_step(RB_STEP_S4_PAGE);
 	__atomic_store_n(&cb->tail_base, base, __ATOMIC_RELAXED);
+	arch_rb_step(RB_STEP_S4_BASE);
 	rb_set(&cb->tail_pos, q);
+	arch_rb_step(RB_STEP_S4_POS);
 	cb->tail_slot = i;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	arch_rb_step(RB_STEP_S4);
 	/*S5*/ __atomic_store_n(&cb->write, (uint64_t)(uint32_t)q << 32, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arch_rb_step(RB_STEP_S5_W);
 	arch_local_or32(&cb->nest, RB_NEST_UNPUBLISHED);	/* I8 */
 	arch_rb_step(RB_STEP_S5);
 	ret = RB_SW_DONE;
@@ -491,6 +509,7 @@ struct rb_reservation rb_reserve_gated(struct rb_cpu_buffer *cb, uint32_t len,
 		return rb_refuse(cb, state);
 	if (bit == 0 || (rb_nest_load(cb) & RB_NEST_WRITERS) >= bit)
 		return rb_refuse_nesting(cb);
+	arch_rb_step(RB_STEP_GATED);
 	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return rb_reserve_slow(cb, len, how, 0, 0);
@@ -537,7 +556,9 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 			goto fail;
 		}
 		base = __atomic_load_n(&cb->tail_base, __ATOMIC_RELAXED);
+		arch_rb_step(RB_STEP_SLOW_BASE);
 		page = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
+		arch_rb_step(RB_STEP_SLOW_PAGE);
 		/*B*/ delta = arch_read_cycles() - base;
 		arch_rb_step(RB_STEP_SLOW_B);
 		if ((int64_t)delta < 0) {
@@ -576,6 +597,7 @@ struct rb_reservation rb_reserve_slow(struct rb_cpu_buffer *cb, uint32_t len,
 				delta = 0;
 			}
 			rp = rb_put_data(rp, len, delta);
+			arch_rb_step(RB_STEP_SLOW_STORE);
 			arch_local_add32(&rb_hdr(page)->entries, 1);
 			arch_rb_step(RB_STEP_SLOW_E);
 			return (struct rb_reservation){ rp, 0 };
@@ -603,6 +625,7 @@ static bool rb_finalize(struct rb_cpu_buffer *cb, uint64_t p)
 	uint64_t s = __atomic_load_n(&cb->slots[p % cb->nr_slots], __ATOMIC_RELAXED);
 	struct rb_page_header *hdr;
 
+	arch_rb_step(RB_STEP_FIN_SLOT);
 	if (rb_slot_pos(s) != p || rb_slot_consumed(s))
 		return false;
 	hdr = rb_hdr(cb->pages[rb_slot_id(s)]);
@@ -610,6 +633,7 @@ static bool rb_finalize(struct rb_cpu_buffer *cb, uint64_t p)
 	    hdr->entries > cb->cap / 4u)
 		return false;
 	hdr->seq = cb->fin_seq;
+	arch_rb_step(RB_STEP_FIN_SEQ);
 	rb_set(&cb->fin_seq, cb->fin_seq + hdr->entries);
 	rb_set(&cb->fin_bytes, cb->fin_bytes + hdr->commit);
 	return true;
@@ -629,7 +653,9 @@ void rb_publish(struct rb_cpu_buffer *cb)
 	for (round = 0; round < RB_PUBLISH_ROUNDS; round++) {
 		if (rb_nest_load(cb) & (RB_NEST_WRITERS | RB_NEST_PUBLISH))
 			return;
+		arch_rb_step(RB_STEP_P0);
 		/*P1*/ arch_local_or32(&cb->nest, RB_NEST_PUBLISH);
+		arch_rb_step(RB_STEP_P1_OR);
 		/* Before reading the tail: a switch from here on sets it again. */
 		arch_local_and32(&cb->nest, ~RB_NEST_UNPUBLISHED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -637,6 +663,7 @@ void rb_publish(struct rb_cpu_buffer *cb)
 		if (__atomic_load_n(&cb->state, __ATOMIC_RELAXED) == RB_STATE_STOPPED)
 			goto out;
 		cp = cb->commit_pos;
+		arch_rb_step(RB_STEP_P1_CP);
 		tp = cb->tail_pos;
 		if (tp < cp || tp - cp >= cb->nr_slots) {
 			ring_buffer_stop(cb, "tail and commit out of range");
@@ -685,6 +712,7 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 
 	if (state != RB_STATE_RECORDING && state != RB_STATE_OFF)
 		return rb_refuse(cb, state).err;
+	arch_rb_step(RB_STEP_FLUSH_STATE);
 	bit = arch_trace_level_bit();
 	if (bit == 0 || (rb_nest_load(cb) & RB_NEST_WRITERS) >= bit)
 		return rb_refuse_nesting(cb).err;
@@ -694,6 +722,7 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 
 	for (round = 0; round < RB_FLUSH_ROUNDS; round++) {
 		w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
+		arch_rb_step(RB_STEP_FLUSH_W);
 		if (rb_off(w0) <= cb->cap) {
 			if (rb_off(w0) == 0 &&
 			    cb->prev_dropped == __atomic_load_n(&cb->dropped, __ATOMIC_RELAXED))
@@ -702,6 +731,7 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 				ret = -RB_EFULL;
 				goto out;
 			}
+			arch_rb_step(RB_STEP_FLUSH_CAN);
 			/* Close the page: a reservation that cannot fit makes
 			 * us its crosser, or finds it closed already (I2). */
 			w = arch_local_xadd(&cb->write, cb->cap + 1);
@@ -710,6 +740,7 @@ int ring_buffer_flush(struct rb_cpu_buffer *cb)
 				page = rb_page_of_gen(cb, rb_gen(w));
 				if (page)
 					rb_hdr(page)->flags |= RB_PAGE_FLUSHED;
+				arch_rb_step(RB_STEP_FLUSH_FLAG);
 			}
 			if (rb_settle(cb, w, cb->cap + 1)) {
 				ret = -RB_ESTOPPED;

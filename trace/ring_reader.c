@@ -109,6 +109,7 @@ static int rb_take(struct rb_cpu_buffer *cb, uint64_t h, uint64_t s,
 		ring_buffer_stop(cb, "reader: page records malformed");
 		return 0;
 	}
+	arch_rb_step(RB_STEP_TAKE);
 	if (backwards) {
 		hdr->flags |= RB_PAGE_CLOCK_BACK;
 		rb_bump(&cb->read_backwards, backwards);
@@ -126,6 +127,7 @@ static int rb_take(struct rb_cpu_buffer *cb, uint64_t h, uint64_t s,
 	rb_bump(&cb->read_bytes, hdr->commit);
 	rb_bump(&cb->lost, lost);
 	rb_bump(&cb->pages_read, 1);
+	arch_rb_step(RB_STEP_TAKE_DONE);
 
 	rd->page = page;
 	rd->page_size = cb->page_size;
@@ -154,6 +156,7 @@ int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd)
 	}
 	if (__atomic_exchange_n(&cb->reader_busy, 1, __ATOMIC_ACQUIRE))
 		return -RB_EBUSY;
+	arch_rb_step(RB_STEP_R0);
 
 	n = cb->nr_slots;
 	h = cb->read_pos;
@@ -209,6 +212,7 @@ int ring_buffer_read_page(struct rb_cpu_buffer *cb, struct rb_read *rd)
 		rb_bump(&cb->read_raced, 1);
 	}
 	__atomic_store_n(&cb->read_pos, h, __ATOMIC_RELAXED);
+	arch_rb_step(RB_STEP_R_POS);
 
 	/* release; pairs with the acquire of the next reader's exchange */
 	__atomic_store_n(&cb->reader_busy, 0, __ATOMIC_RELEASE);

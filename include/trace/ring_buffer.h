@@ -242,6 +242,49 @@ enum rb_step {
 	RB_STEP_FLUSH,		/* flush took its nest bit */
 	RB_STEP_FLUSH_CLOSE,	/* flush's closing xadd */
 	RB_STEP_R1, RB_STEP_R2, RB_STEP_R3,
+	/*
+	 * Between the labelled steps: one after every other access to a word
+	 * an interrupt or another CPU may change, and before every decision
+	 * made on one, so that a test can interrupt the gaps too.
+	 */
+	RB_STEP_FAST_GUARD,	/* guard passed; level bit not yet taken */
+	RB_STEP_FAST_NEST,	/* level bit taken; write word not loaded */
+	RB_STEP_FAST_W,		/* write word loaded, tail page not yet */
+	RB_STEP_FAST_STORE,	/* record stored, entries not yet counted */
+	RB_STEP_COMMIT,		/* payload done, level bit not yet released */
+	RB_STEP_COMMIT_SLOW,	/* commit's slow path read nest */
+	RB_STEP_GATED,		/* guard failed, state recording, level free */
+	RB_STEP_SLOW_BASE,	/* slow path loaded the tail base, not the page */
+	RB_STEP_SLOW_PAGE,	/* ... and the page, clock not yet read */
+	RB_STEP_SLOW_STORE,	/* slow record stored, entries not yet counted */
+	RB_STEP_GIVE_LOAD,	/* give-back checked the word, cmpxchg to come */
+	RB_STEP_PAGE_OF_GEN,	/* tail_pos read, its slot not yet */
+	RB_STEP_SETTLE,		/* settle found its page, padding to come */
+	RB_STEP_CROSS_PAD,	/* the crosser padded, commit not yet set */
+	RB_STEP_CAN_SWITCH,	/* flush read the next slot, commit_pos to come */
+	RB_STEP_S1_LOAD,	/* switching read 0, flag not yet set */
+	RB_STEP_S1_W,		/* switch loaded the write word */
+	RB_STEP_S2_LOAD,	/* slot checked, claim's CAS to come */
+	RB_STEP_S4_PAGE,	/* tail page stored: base, pos to come */
+	RB_STEP_S4_BASE,	/* tail base stored */
+	RB_STEP_S4_POS,		/* tail pos stored */
+	RB_STEP_S5_W,		/* write word stored, unpublished not yet set */
+	RB_STEP_P0,		/* publish found no writer, bit not taken */
+	RB_STEP_P1_OR,		/* publish bit taken, unpublished not cleared */
+	RB_STEP_P1_CP,		/* commit_pos read, tail_pos not yet */
+	RB_STEP_FIN_SLOT,	/* finalize read the slot */
+	RB_STEP_FIN_SEQ,	/* finalize stored seq, totals to come */
+	RB_STEP_FLUSH_STATE,	/* flush read state: recording or off */
+	RB_STEP_FLUSH_W,	/* flush loaded the write word */
+	RB_STEP_FLUSH_CAN,	/* flush may switch: its closing xadd to come */
+	RB_STEP_FLUSH_FLAG,	/* flush flagged the page it closed */
+	RB_STEP_GATE_STATE,	/* rb_sync_gate read state, gate to store */
+	RB_STEP_GATE_STORE,	/* ... stored gate, state to read again */
+	RB_STEP_STATE,		/* a state change's CAS done, gate not synced */
+	RB_STEP_R0,		/* reader took the try-lock */
+	RB_STEP_TAKE,		/* rb_take checked the page, counts to come */
+	RB_STEP_TAKE_DONE,	/* rb_take counted the page */
+	RB_STEP_R_POS,		/* reader stored read_pos, lock not released */
 	RB_NR_STEPS
 };
 
@@ -639,13 +682,16 @@ rb_reserve_common(struct rb_cpu_buffer *cb, uint32_t len, const bool fixed,
 		return rb_spot_rest(rb_reserve_gated(cb, len, how, (uint32_t)bit), len, fixed,
 				    use_head, use_head ? head_fn(head) : 0);
 	}
+	arch_rb_step(RB_STEP_FAST_GUARD);
 	arch_local_or32(&cb->nest, bit);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arch_rb_step(RB_STEP_FAST_NEST);
 	if (use_head)
 		head = head_fn(head);	/* only now: a refused writer never pays */
 
 	rec = rb_data_record_size(len);
 	/*A*/ w0 = __atomic_load_n(&cb->write, __ATOMIC_ACQUIRE);
+	arch_rb_step(RB_STEP_FAST_W);
 	page = __atomic_load_n(&cb->tail_page, __ATOMIC_RELAXED);
 	arch_rb_step(RB_STEP_FAST_A);
 	/*B*/ if (unlikely(!arch_cycles_since(&cb->tail_base, &delta) ||
@@ -685,6 +731,7 @@ rb_reserve_common(struct rb_cpu_buffer *cb, uint32_t len, const bool fixed,
 		/*E*/ rb_store64(rp, head | delta);
 	else
 		/*E*/ data = rb_put_data(rp, len, delta);
+	arch_rb_step(RB_STEP_FAST_STORE);
 	arch_local_add32(&((struct rb_page_header *)page)->entries, 1);
 	arch_rb_step(RB_STEP_FAST_E);
 	if (!fixed)
@@ -753,6 +800,7 @@ static __always_inline void ring_buffer_commit_bit(struct rb_cpu_buffer *cb, uin
 	/* Payload stores stay before the release of the bit: an interrupt
 	 * after /F/ is outermost and may publish our page. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	arch_rb_step(RB_STEP_COMMIT);
 	/*F, G*/ if (unlikely(!arch_local_sub32_zero(&cb->nest, bit))) {
 		arch_rb_step(RB_STEP_F);
 		rb_commit_slow(cb);

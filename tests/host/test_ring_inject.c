@@ -11,17 +11,24 @@
  * then a task-level operation runs (two writes; two writes whose first is
  * interrupted between its stamp and its reservation by a "primer" IRQ,
  * which is what makes the void and retry steps reachable at all; a flush;
- * a read on the owning CPU).  The shim's step hook counts the steps the
- * operation passes and, at the k-th occurrence of step X, injects one kind
- * of trouble: an IRQ (level 2) writing one event; the same with an NMI
- * (level 3) inside it writing one event or a storm, at the IRQ's own first
- * pass of X, else inside its open reservation (after its commit for the
- * commit steps F, P1..P4); an IRQ storm of more than a ring's worth; an IRQ
- * that writes and flushes; ring_buffer_read_page() as another CPU would call
- * it at that instant, alone, after a writer or before one.  A run without
- * injection first counts how often the operation passes each step; the fake
- * clock makes runs repeat exactly, so (X, k) is armed only where it fires,
- * every k that occurs is armed, and the test asserts that it fired.
+ * a read on the owning CPU; recording off, a write, on, a write).
+ *
+ * Injection points: every arch_rb_step() of the ring buffer (enum rb_step:
+ * the labelled steps and one at every other shared access and decision of
+ * reserve, give-back, settle, switch, commit, publish, finalize, flush, the
+ * gate's sync and the reader), and the shim's clock hook (between the
+ * clock read and the base read of the fast path).  Every context counts the
+ * points it passes; the fake clock makes runs repeat exactly, so a plan
+ * "inject K into context C at its n-th point" is enumerated from a run
+ * without it, and the test asserts that every injection of a plan fired.
+ * Kinds: an IRQ (level 2) or NMI (level 3) writing one event, a storm of
+ * more than a ring's worth, one event and a flush, or reading (a reader
+ * inside an IRQ or NMI); another CPU reading, or turning recording off and
+ * on, or off until the operation is over.  Plans: one injection at every
+ * point of the operation; inside it, one more at every point of the
+ * injected context, and inside that one more (task, IRQ, NMI and a remote
+ * reader: four levels; a reader interrupted by a writer; an IRQ at one
+ * point and an NMI at another); two injections into one task operation.
  *
  * Then: flush and read until nothing changes, three more writes, the same
  * again.  Every event carries its sequence number, length and a pattern;
@@ -37,11 +44,9 @@
  * operation is over, without another flush; with nobody inside
  * the buffer, I3, I4, I8 and I11 hold exactly (check_quiet()).
  *
- * Not reachable here: the failed CAS of S2 (the reader takes the slot
- * between the writer's load and its CAS).  No hook lies between the two,
- * so only a reader on a real second thread gets there (test_ring_stress's
- * race phase).  S2 itself is reached after every successful claim, and the
- * reader's failed CAS at R3 (read_raced) is reached from R2.
+ * The failed CAS of S2 (the claim lost to the reader) is reached: a remote
+ * reader at S2_LOAD (claim_raced in the summary); the reader's failed CAS
+ * at R3 (read_raced) from R2.
  *
  * MUTATIONS THIS TEST CATCHES, each made in trace/ or the header's fast
  * path, run with --all, then undone; the check that fails first:
@@ -72,6 +77,16 @@
  *   (st.written == sc.nseq); flush not ending the page that carries drops
  *   (lost counts); overrun undercounted (in_buffer == 0); a new page's base
  *   not read from the clock (hdr->base_ts >= sc.last_ts).
+ *   Issue 37's, shown with --sample 1000 (failure line as printed):
+ *   the guard compared without the gate (cb->nest >= bit): "rc == -RB_EOFF
+ *   == off (0, 1); remote-off in 0 at #1"; the head store losing delta's
+ *   bit 0: "ev.ts >= e->t_lo && ev.ts < e->t_hi; irq in 0 at #1";
+ *   rb_sync_gate not looking again: "rc == -RB_EOFF == off (1, 0);
+ *   remote-off-on in 0 at #2"; give-back as an xadd (no cmpxchg, no gen
+ *   check): "rb_gen(cb->write) == (uint32_t)cb->tail_pos (4, 5);
+ *   nmi-storm in 0 at #31, irq in 0 at #59"; a claim lost to the reader
+ *   at S2 taken as won: "pos + n > cb->tail_pos && pos <= cb->tail_pos;
+ *   nmi-storm in 0 at #25, nmi-read in 0 at #57".
  * Equivalent here, so not caught: only rb_commit_slow's nest check removed
  * (rb_publish checks again); rb_give_back without its gen check alone (a
  * switched word has a small offset, or a closed page's that stays past cap
@@ -79,10 +94,11 @@
  * cp - n (the next R1 or R2 skips the rest); flush closing the tail without
  * rb_can_switch() (capacity lost, accounting exact).
  *
- * Usage: test_ring_inject [--sample | --all] [--verbose]
- *   --sample (default): every SAMPLE_EVERY-th combination, plus every step
- *   at k = 1 in one configuration (2 pages, overwrite, xadd); --all: every
- *   combination; --verbose: print every failure, not the first few.
+ * Usage: test_ring_inject [--sample N | --all] [--shard I/N] [--verbose]
+ *   --sample N (default 53): every single injection, and one in N of the
+ *   plans of two or more; --all: every plan; --shard I/N: the I-th of N
+ *   shares of the (configuration, state, operation) units; --verbose:
+ *   print every failure, not the first few, and a progress line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,10 +119,14 @@
 #define PAGE_SIZE	2048u	/* the smallest page: states fill fastest */
 #define CAP		(PAGE_SIZE - RB_PAGE_HEADER_SIZE)
 #define MAX_PAGES	3
-#define K_MAX		8	/* occurrences of one step to interrupt at (3 happen) */
+#define MAX_PLAN	4	/* injections in one scenario */
+#define MAX_CTX		(MAX_PLAN + 2)	/* the task, each injection, the primer */
+#define CTX_PRIMER	(MAX_PLAN + 1)
+#define T_CLOCK		RB_NR_STEPS	/* a point of the shim: right after a clock read */
+#define NR_POINTS	(RB_NR_STEPS + 1)
 #define MAX_SEQ		1024	/* events per scenario, all writers */
 #define MAGIC		0xb7u
-#define SAMPLE_EVERY	7
+#define SAMPLE_EVERY	53	/* --sample: one nested or paired plan in this many */
 #define POST_WRITES	3
 #define MAX_FAIL_LINES	2048
 
@@ -126,35 +146,52 @@ enum state { ST_EMPTY, ST_PAGE_FULL, ST_CROSS, ST_CROSS_LATE, ST_RING_FULL, ST_O
 static const char *const state_name[] = { "empty", "page-full", "cross", "cross-late",
 					  "ring-full", "old-extend", "old-abs" };
 
-enum op { OP_WRITE, OP_WRITE_PRIMED, OP_FLUSH, OP_READ, NR_OPS };
-static const char *const op_name[] = { "write", "write-primed", "flush", "read" };
+enum op { OP_WRITE, OP_WRITE_PRIMED, OP_FLUSH, OP_READ, OP_OFF_ON, NR_OPS };
+static const char *const op_name[] = { "write", "write-primed", "flush", "read", "off-on" };
 
-/* What an injection does; a kind is one or two of these in a row. */
-enum action {
-	A_NONE,
-	A_IRQ,		/* an IRQ writes one event */
-	A_IRQ_NMI,	/* ... and an NMI inside it writes one */
-	A_STORM,	/* an IRQ writes more than the ring holds */
-	A_NMI_STORM,	/* an IRQ writes one event, an NMI inside it a storm */
-	A_IRQ_FLUSH,	/* an IRQ writes one event and flushes */
-	A_READER,	/* another CPU takes every readable page */
+/*
+ * What an injection does.  A local one is an interrupt on the buffer's CPU
+ * at a level above the context it lands in (IRQ 2, NMI 3); a remote one is
+ * another CPU acting at that instant, which the owning CPU's contexts may
+ * in turn interleave with.
+ */
+#define REMOTE		(-1)
+enum what {
+	W_WRITE,	/* write one event */
+	W_STORM,	/* write more than the ring holds */
+	W_WRITE_FLUSH,	/* write one event and flush */
+	W_READ,		/* take every readable page */
+	W_OFF_ON,	/* recording off, then on again */
+	W_OFF,		/* recording off; on again once the operation is over */
 };
 struct kind {
-	enum action a[2];	/* in this order */
+	int level;		/* 2 IRQ, 3 NMI, REMOTE */
+	enum what what;		/* what it does */
 	const char *name;	/* for messages */
 };
 static const struct kind kinds[] = {
-	{ { A_IRQ }, "irq" },
-	{ { A_IRQ_NMI }, "irq+nmi" },
-	{ { A_STORM }, "storm" },
-	{ { A_NMI_STORM }, "irq+nmi-storm" },
-	{ { A_IRQ_FLUSH }, "irq-flush" },
-	{ { A_READER }, "reader" },
-	{ { A_IRQ, A_READER }, "irq,reader" },
-	{ { A_IRQ_NMI, A_READER }, "irq+nmi,reader" },
-	{ { A_STORM, A_READER }, "storm,reader" },
-	{ { A_READER, A_IRQ }, "reader,irq" },
-	{ { A_READER, A_STORM }, "reader,storm" },
+	{ 2, W_WRITE, "irq" },
+	{ 2, W_STORM, "irq-storm" },
+	{ 2, W_WRITE_FLUSH, "irq-flush" },
+	{ 2, W_READ, "irq-read" },
+	{ 3, W_WRITE, "nmi" },
+	{ 3, W_STORM, "nmi-storm" },
+	{ 3, W_WRITE_FLUSH, "nmi-flush" },
+	{ 3, W_READ, "nmi-read" },
+	{ REMOTE, W_READ, "remote-read" },
+	{ REMOTE, W_OFF_ON, "remote-off-on" },
+	{ REMOTE, W_OFF, "remote-off" },
+};
+
+/*
+ * One injection of a plan: into context parent (0 the task's operation, i +
+ * 1 the context of plan[i]) at its ord-th pass of an injection point.
+ */
+struct inj {
+	unsigned parent;		/* context interrupted */
+	unsigned ord;			/* ... at its ord-th point, from 1 */
+	const struct kind *kind;	/* what to inject */
+	bool fired;			/* it ran */
 };
 
 static const char *const step_name[] = {
@@ -162,8 +199,15 @@ static const char *const step_name[] = {
 	"SLOW_A", "SLOW_B", "SLOW_C", "SLOW_D", "SLOW_E",
 	"VOID", "CROSS", "GIVE_BACK", "S1", "S2", "S3", "S4", "S5", "S6", "F",
 	"P1", "P2", "P3", "P4", "FLUSH", "FLUSH_CLOSE", "R1", "R2", "R3",
+	"FAST_GUARD", "FAST_NEST", "FAST_W", "FAST_STORE", "COMMIT", "COMMIT_SLOW", "GATED",
+	"SLOW_BASE", "SLOW_PAGE", "SLOW_STORE", "GIVE_LOAD", "PAGE_OF_GEN", "SETTLE",
+	"CROSS_PAD", "CAN_SWITCH", "S1_LOAD", "S1_W", "S2_LOAD", "S4_PAGE", "S4_BASE",
+	"S4_POS", "S5_W", "P0", "P1_OR", "P1_CP", "FIN_SLOT", "FIN_SEQ", "FLUSH_STATE",
+	"FLUSH_W", "FLUSH_CAN", "FLUSH_FLAG", "GATE_STATE", "GATE_STORE", "STATE", "R0",
+	"TAKE", "TAKE_DONE", "R_POS",
+	"CLOCK",
 };
-_Static_assert(ARRAY_SIZE(step_name) == RB_NR_STEPS, "a name for every step");
+_Static_assert(ARRAY_SIZE(step_name) == NR_POINTS, "a name for every point");
 
 struct config {
 	uint32_t pages;		/* ring pages */
@@ -173,7 +217,7 @@ struct config {
 };
 
 /* One event in the writers' books. */
-enum ev_status { EV_PENDING = 1, EV_FILLED, EV_ACCEPTED, EV_REFUSED };
+enum ev_status { EV_PENDING = 1, EV_FILLED, EV_ACCEPTED, EV_REFUSED, EV_OFF };
 struct ev {
 	uint64_t t_lo;		/* clock before the reserve */
 	uint64_t t_hi;		/* clock after it returned: the stamp is below */
@@ -195,6 +239,11 @@ static struct scenario {
 	struct ev ev[MAX_SEQ];			/* the books, by sequence number */
 	uint32_t nseq;				/* reserve calls made */
 	uint64_t accepted, refused;		/* ... returning 0, -RB_EFULL */
+	uint64_t off_refused;			/* ... -RB_EOFF (not counted by the ring) */
+	bool off;				/* recording is off, as we turned it */
+	unsigned off_gen;			/* changes of it begun or ended */
+	unsigned changing;			/* ... running now, on any CPU */
+	int readers_in;				/* read_page calls running */
 	uint64_t decoded, pages_taken;		/* what the readers got */
 	uint64_t lost_overrun, lost_dropped;	/* sums over those pages */
 	uint64_t last_ts;			/* last stamp read (I10) */
@@ -202,17 +251,12 @@ static struct scenario {
 	bool flush_ok;				/* a flush returned 0 ... */
 	uint64_t refused_at_flush;		/* ... with this many drops before */
 
-	int step;				/* armed step, -1: none */
-	unsigned k;				/* ... at its k-th occurrence */
-	const struct kind *kind;		/* what to inject */
-	unsigned seen[RB_NR_STEPS];		/* steps the operation passed */
+	struct inj plan[MAX_PLAN];		/* the injections, in firing order */
+	unsigned nplan;				/* ... in use */
+	unsigned cur;				/* context running (struct inj.parent) */
+	unsigned passes[MAX_CTX];		/* points each context passed */
 	bool counting;				/* the operation is running */
-	bool fired;				/* the injection ran */
 	bool primer_pending;			/* OP_WRITE_PRIMED's IRQ to come */
-	int depth;				/* injected contexts running */
-	bool nmi_pending;			/* the IRQ's NMI to come */
-	int nmi_step;				/* ... at the IRQ's pass of this */
-	uint32_t nmi_events;			/* ... writing this many */
 
 	char where[160];			/* the combination, for messages */
 	jmp_buf fail_jmp;			/* a failed check returns here */
@@ -229,13 +273,40 @@ static struct {
 	uint64_t dry;				/* scenarios without injection */
 	uint64_t events;			/* events decoded and checked */
 	uint64_t failed;			/* scenarios that failed */
-	uint64_t hits[RB_NR_STEPS];		/* injections fired, per step */
-	uint64_t nmi_hits[RB_NR_STEPS];		/* NMIs at the IRQ's own step */
-	unsigned max_k;				/* most occurrences of a step */
+	uint64_t sample;			/* --sample N: nested plans, one in N */
+	uint64_t unit;				/* (configuration, state, operation)s */
+	struct timespec t_last;			/* last progress line */
+	unsigned shard, shards;			/* --shard i/n: this share of the work */
+	uint64_t shapes[MAX_PLAN + 1];		/* plans run, by injections in them */
+	uint64_t hits[NR_POINTS];		/* injections fired, per point */
+	uint64_t deep_hits[NR_POINTS];		/* ... of them inside an injected context */
+	unsigned max_passes;			/* most points one operation passed */
 	uint64_t voided, read_raced, claim_raced; /* paths taken, summed */
 	uint64_t busy, commit_overrun, overrun, dropped;
 	unsigned fail_lines[MAX_FAIL_LINES];	/* failed checks, per line */
 } run;
+
+/* A progress line every 10 s with --all or --verbose, and at the end. */
+static void progress(bool last)
+{
+	struct timespec t;
+	double el;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (!last && (!(run.all || run.verbose) || t.tv_sec - run.t_last.tv_sec < 10))
+		return;
+	run.t_last = t;
+	el = (double)(t.tv_sec - run.t0.tv_sec) + (t.tv_nsec - run.t0.tv_nsec) / 1e9;
+	fprintf(last ? stdout : stderr, "inject: %s%s: %llu of %u units, %llu plans run (1: %llu, "
+		"2: %llu, 3: %llu, 4: %llu; %llu dry), %llu events checked, %llu failed, "
+		"%.1f s\n", run.all ? "all" : "sampled", last ? " (done)" : "",
+		(unsigned long long)run.unit, 12u * NR_STATES * NR_OPS,
+		(unsigned long long)run.run, (unsigned long long)run.shapes[1],
+		(unsigned long long)run.shapes[2], (unsigned long long)run.shapes[3],
+		(unsigned long long)run.shapes[4], (unsigned long long)run.dry,
+		(unsigned long long)run.events, (unsigned long long)run.failed, el);
+	fflush(last ? stdout : stderr);
+}
 
 /* ---- checks that name the combination and go on with the next one ---- */
 
@@ -267,40 +338,23 @@ static uint8_t pattern(uint32_t seq, uint32_t i)
 	return (uint8_t)(seq * 31u + i * 7u + 3u);
 }
 
-static bool is_commit_step(int step)
-{
-	return step == RB_STEP_F || (step >= RB_STEP_P1 && step <= RB_STEP_P4);
-}
-
-static int put_event(uint32_t len);
-
-/* An NMI inside the injected IRQ: one event, or a storm, at level 3. */
-static void fire_nmi(void)
-{
-	unsigned saved = host_trace_level;
-	uint32_t i, n = sc.nmi_events;
-
-	sc.nmi_pending = false;
-	host_trace_level = 3;
-	for (i = 0; i < n; i++)
-		put_event(n > 1 ? LEN_STORM : LEN_NMI);
-	host_trace_level = saved;
-}
-
-/*
- * Reserve, fill, commit one event in the current context, and keep the books.
- * Returns 0 or -RB_EFULL; anything else fails the scenario.
- */
 static uint64_t head_same(uint64_t head)
 {
 	return head;
 }
 
+/*
+ * Reserve, fill, commit one event in the current context, and keep the books.
+ * Returns 0, -RB_EFULL or -RB_EOFF; anything else fails the scenario.
+ * -RB_EOFF only while recording was off (or being turned) during the
+ * reserve, and always when it was off throughout (I12).
+ */
 static int put_event(uint32_t len)
 {
 	uint32_t seq = sc.nseq, word, i;
 	struct ev *e = &sc.ev[seq];
-	bool head;
+	unsigned off_gen = sc.off_gen;
+	bool off = sc.off, quiet = sc.changing == 0, head;
 	uint8_t *p;
 	void *data;
 	int rc;
@@ -322,9 +376,13 @@ static int put_event(uint32_t len)
 	else
 		rc = ring_buffer_reserve_xadd(sc.cb, len, &data);
 	e->t_hi = host_fake_now;
-	/* The IRQ's NMI, if the IRQ did not pass its step: inside its window. */
-	if (sc.nmi_pending && host_trace_level == 2 && !is_commit_step(sc.nmi_step))
-		fire_nmi();
+	if (quiet && off_gen == sc.off_gen)	/* no change raced with us */
+		CHECK_EQ(rc == -RB_EOFF, off);
+	if (rc == -RB_EOFF) {
+		e->status = EV_OFF;
+		sc.off_refused++;
+		return rc;
+	}
 	if (rc) {
 		CHECK_EQ(rc, -RB_EFULL);
 		e->status = EV_REFUSED;
@@ -341,6 +399,25 @@ static int put_event(uint32_t len)
 	e->status = EV_ACCEPTED;
 	sc.accepted++;
 	return 0;
+}
+
+/* Recording off or on, from any CPU, as the books see it. */
+static void record(bool on)
+{
+	/*
+	 * The change takes effect at its CAS, before any injection point in
+	 * it; a CAS that fails finds the state already as asked.  So another
+	 * CPU's change nested in ours is the later one.
+	 */
+	sc.off_gen++;
+	sc.changing++;
+	sc.off = !on;
+	if (on)
+		ring_buffer_record_on(sc.cb);
+	else
+		ring_buffer_record_off(sc.cb);
+	sc.changing--;
+	sc.off_gen++;
 }
 
 /*
@@ -374,21 +451,21 @@ static uint32_t storm_events(void)
 }
 
 /*
- * An injected IRQ writing n events of len bytes, then flushing if asked.
- * A flush from an interrupt may only be busy if it landed inside a switch.
+ * An interrupt at level writing n events of len bytes, then flushing if
+ * asked.  A flush from an interrupt may only be busy if it landed inside a
+ * switch.
  */
-static void irq(uint32_t n, uint32_t len, bool with_flush)
+static void irq(unsigned level, uint32_t n, uint32_t len, bool with_flush)
 {
 	unsigned saved = host_trace_level;
 	bool switching = sc.cb->switching != 0;
 	uint32_t i;
 	int rc;
 
-	host_trace_level = 2;
+	CHECK(level > saved);
+	host_trace_level = level;
 	for (i = 0; i < n; i++)
 		put_event(len);
-	if (sc.nmi_pending)	/* commit steps the IRQ did not pass: after it */
-		fire_nmi();
 	if (with_flush) {
 		rc = flush();
 		CHECK(rc == 0 || rc == -RB_EFULL || (rc == -RB_EBUSY && switching));
@@ -449,8 +526,13 @@ static int read_all(void)
 	struct rb_read rd;
 	int rc;
 
-	while ((rc = ring_buffer_read_page(sc.cb, &rd)) == 1)
-		take_page(&rd);
+	do {
+		sc.readers_in++;
+		rc = ring_buffer_read_page(sc.cb, &rd);
+		sc.readers_in--;
+		if (rc == 1)
+			take_page(&rd);
+	} while (rc == 1);
 	return rc;
 }
 
@@ -486,63 +568,92 @@ static void drain(void)
 
 /* ---- the injection ---- */
 
-static void inject(int step)
+/*
+ * The context of plan[i] runs, interrupting the current one.  Expected
+ * answers: a reader gets -RB_EBUSY exactly when it interrupted (or, remote,
+ * came during) another reader's take, else takes everything readable.
+ */
+static void fire(unsigned i, int point)
 {
-	unsigned i;
+	const struct kind *kd = sc.plan[i].kind;
+	unsigned saved = sc.cur;
+	int rc;
 
-	sc.depth++;
-	run.hits[step]++;
-	for (i = 0; i < ARRAY_SIZE(sc.kind->a); i++) {
-		switch (sc.kind->a[i]) {
-		case A_NONE:
-			break;
-		case A_IRQ:
-		case A_IRQ_FLUSH:
-			irq(1, LEN_IRQ, sc.kind->a[i] == A_IRQ_FLUSH);
-			break;
-		case A_IRQ_NMI:
-		case A_NMI_STORM:
-			sc.nmi_pending = true;
-			sc.nmi_step = step;
-			sc.nmi_events = sc.kind->a[i] == A_NMI_STORM ? storm_events() : 1;
-			irq(1, LEN_IRQ, false);
-			break;
-		case A_STORM:
-			irq(storm_events(), LEN_STORM, false);
-			break;
-		case A_READER:
-			/* Another CPU, now; a reader on this CPU holds the lock. */
-			CHECK_EQ(read_all(), sc.op == OP_READ ? -RB_EBUSY : 0);
-			break;
+	sc.plan[i].fired = true;
+	run.hits[point]++;
+	if (saved)
+		run.deep_hits[point]++;
+	sc.cur = i + 1;
+	sc.passes[sc.cur] = 0;
+	switch (kd->what) {
+	case W_WRITE:
+		irq((unsigned)kd->level, 1, kd->level == 3 ? LEN_NMI : LEN_IRQ, false);
+		break;
+	case W_STORM:
+		irq((unsigned)kd->level, storm_events(), LEN_STORM, false);
+		break;
+	case W_WRITE_FLUSH:
+		irq((unsigned)kd->level, 1, LEN_IRQ, true);
+		break;
+	case W_READ: {
+		unsigned saved_level = host_trace_level;
+		bool busy = sc.readers_in > 0;
+
+		if (kd->level != REMOTE) {
+			CHECK(kd->level > (int)saved_level);
+			host_trace_level = (unsigned)kd->level;
 		}
+		rc = read_all();
+		CHECK_EQ(rc, busy ? -RB_EBUSY : 0);
+		host_trace_level = saved_level;
+		break;
 	}
-	sc.depth--;
+	case W_OFF_ON:
+		record(false);
+		record(true);
+		break;
+	case W_OFF:
+		if (!sc.off)
+			record(false);
+		break;
+	}
+	sc.cur = saved;
 }
 
-/* host_hook_step: right after each labelled step of the ring buffer. */
-static void on_step(int step)
+/*
+ * host_hook_step and host_hook_clock: the current context passes an
+ * injection point.  The next injection of the plan fires if it is for this
+ * context and this pass.
+ */
+static void on_point(int point)
 {
-	CHECK(step >= 0 && step < RB_NR_STEPS);
-	if (sc.depth > 0) {
-		if (sc.nmi_pending && step == sc.nmi_step && host_trace_level == 2) {
-			run.nmi_hits[step]++;
-			fire_nmi();
-		}
-		return;
-	}
+	unsigned o, i;
+
+	CHECK(point >= 0 && point < NR_POINTS);
 	if (!sc.counting)
 		return;
-	sc.seen[step]++;
-	if (step == sc.step && sc.seen[step] == sc.k && !sc.fired) {
-		sc.fired = true;
-		inject(step);
-	}
-	if (sc.primer_pending && (step == RB_STEP_FAST_B || step == RB_STEP_SLOW_B)) {
+	o = ++sc.passes[sc.cur];
+	for (i = 0; i < sc.nplan && sc.plan[i].fired; i++)
+		;
+	if (i < sc.nplan && sc.plan[i].parent == sc.cur && sc.plan[i].ord == o)
+		fire(i, point);
+	if (sc.primer_pending && sc.cur == 0 &&
+	    (point == RB_STEP_FAST_B || point == RB_STEP_SLOW_B)) {
 		sc.primer_pending = false;
-		sc.depth++;
-		irq(1, LEN_IRQ, false);	/* lands between the stamp and the reservation */
-		sc.depth--;
+		sc.cur = CTX_PRIMER;
+		irq(2, 1, LEN_IRQ, false);	/* lands between the stamp and the reservation */
+		sc.cur = 0;
 	}
+}
+
+static void on_step(int step)
+{
+	on_point(step);
+}
+
+static void on_clock(void)
+{
+	on_point(T_CLOCK);
 }
 
 /* ---- states and operations ---- */
@@ -647,10 +758,20 @@ static void outer_op(void)
 	case OP_READ:
 		CHECK_EQ(read_all(), 0);
 		break;
+	case OP_OFF_ON:
+		/* Recording off from this CPU: the writer after it is refused,
+		 * uncounted; on again: the next one is stored. */
+		record(false);
+		put_event(LEN_OUTER1);
+		record(true);
+		put_event(LEN_OUTER2);
+		break;
 	default:
 		CHECK(!"a known operation");
 	}
 	sc.counting = false;
+	if (sc.off)	/* a remote CPU turned it off: on again for the checks */
+		record(true);
 }
 
 /*
@@ -667,6 +788,8 @@ static void check_quiet(void)
 
 	CHECK_EQ(host_warn_count, 0);
 	CHECK_EQ(cb->nest, 0);
+	CHECK_EQ(cb->state, RB_STATE_RECORDING);
+	CHECK_EQ(cb->gate, RB_GATE_OPEN);	/* I12 */
 	CHECK_EQ(cb->switching, 0);
 	CHECK_EQ(cb->reader_busy, 0);
 	CHECK_EQ(cb->commit_pos, cb->tail_pos);
@@ -696,13 +819,14 @@ static void check_books(void)
 	uint32_t s;
 
 	for (s = 0; s < sc.nseq; s++) {
-		CHECK(sc.ev[s].status == EV_ACCEPTED || sc.ev[s].status == EV_REFUSED);
+		CHECK(sc.ev[s].status == EV_ACCEPTED || sc.ev[s].status == EV_REFUSED ||
+		      sc.ev[s].status == EV_OFF);
 		missing += sc.ev[s].status == EV_ACCEPTED && !sc.ev[s].decoded;
 	}
 	ring_buffer_stats(sc.cb, &st);
 	CHECK_EQ(host_warn_count, 0);
 	CHECK_EQ(st.state, RB_STATE_RECORDING);
-	CHECK_EQ(st.written, sc.nseq);
+	CHECK_EQ(st.written, sc.nseq - sc.off_refused);
 	CHECK_EQ(st.entries, sc.accepted);
 	CHECK_EQ(st.dropped, sc.refused);
 	CHECK_EQ(st.read, sc.decoded);
@@ -722,10 +846,11 @@ static void check_books(void)
 }
 
 /*
- * One scenario: step < 0 runs it without injection and leaves the step
- * counts in sc.seen.  Returns false if a check failed (sc.fail_msg says).
+ * One scenario with plan[0..nplan) armed (none: a dry run).  Leaves the
+ * points each context passed in sc.passes.  Returns false if a check
+ * failed (sc.fail_msg says).
  */
-static bool scenario(int step, unsigned k, const struct kind *kd)
+static bool scenario(unsigned nplan)
 {
 	struct rb_cpu_config c = {
 		.cpu = CPU_ID, .nr_pages = sc.cfg->pages, .page_size = PAGE_SIZE,
@@ -741,18 +866,22 @@ static bool scenario(int step, unsigned k, const struct kind *kd)
 	host_warn_count = 0;
 	host_warn_last = NULL;
 	sc.nseq = 0;
-	sc.accepted = sc.refused = sc.decoded = sc.pages_taken = 0;
+	sc.accepted = sc.refused = sc.off_refused = sc.decoded = sc.pages_taken = 0;
 	sc.lost_overrun = sc.lost_dropped = sc.last_ts = sc.next_pos = 0;
-	sc.step = step;
-	sc.k = k;
-	sc.kind = kd;
-	memset(sc.seen, 0, sizeof(sc.seen));
-	sc.counting = sc.fired = sc.primer_pending = sc.nmi_pending = sc.flush_ok = false;
-	sc.depth = 0;
+	sc.nplan = nplan;
+	for (i = 0; i < nplan; i++)
+		sc.plan[i].fired = false;
+	sc.cur = 0;
+	memset(sc.passes, 0, sizeof(sc.passes));
+	sc.counting = sc.primer_pending = sc.flush_ok = sc.off = false;
+	sc.off_gen = sc.changing = 0;
+	sc.readers_in = 0;
 	if (setjmp(sc.fail_jmp)) {
 		host_trace_level = 0;
 		sc.counting = false;
-		sc.depth = 0;
+		sc.cur = 0;
+		sc.readers_in = 0;
+		sc.changing = 0;
 		return false;
 	}
 	for (i = 0; i <= MAX_PAGES; i++)
@@ -762,7 +891,8 @@ static bool scenario(int step, unsigned k, const struct kind *kd)
 
 	sc.counting = true;
 	outer_op();
-	CHECK_EQ(sc.fired, step >= 0);
+	for (i = 0; i < nplan; i++)
+		CHECK(sc.plan[i].fired);
 	check_quiet();
 	check_flushed();
 
@@ -787,89 +917,161 @@ static bool scenario(int step, unsigned k, const struct kind *kd)
 
 static void report_failure(uint64_t failed0)
 {
+	char plan[200] = "";
+	size_t at = 0;
+	unsigned i;
+
+	for (i = 0; i < sc.nplan && at < sizeof(plan); i++)
+		at += (size_t)snprintf(plan + at, sizeof(plan) - at, "%s%s in %u at #%u",
+				       i ? ", " : "; ", sc.plan[i].kind->name, sc.plan[i].parent,
+				       sc.plan[i].ord);
 	if (run.failed++ - failed0 < 5 || run.verbose)	/* a few per configuration */
-		print_message("FAIL %s\n", sc.fail_msg);
+		print_message("FAIL %s%s\n", sc.fail_msg, plan);
 }
 
-/* Every combination of one configuration, or the sampled subset. */
+/* The local level of context ctx (0 the task's, i + 1 plan[i]'s). */
+static int ctx_level(unsigned ctx)
+{
+	for (; ctx; ctx = sc.plan[ctx - 1].parent)
+		if (sc.plan[ctx - 1].kind->level != REMOTE)
+			return sc.plan[ctx - 1].kind->level;
+	return 0;
+}
+
+/* How many contexts deep ctx is: 0 the task's operation. */
+static unsigned ctx_depth(unsigned ctx)
+{
+	unsigned d = 0;
+
+	for (; ctx; ctx = sc.plan[ctx - 1].parent)
+		d++;
+	return d;
+}
+
+/*
+ * May kd interrupt context ctx?  A local interrupt only above its level; a
+ * remote CPU's action inside a local context only (one other CPU at a time).
+ */
+static bool kind_fits(const struct kind *kd, unsigned ctx)
+{
+	if (kd->level == REMOTE)
+		return !ctx || sc.plan[ctx - 1].kind->level != REMOTE;
+	return kd->level > ctx_level(ctx);
+}
+
+/* A plan of n injections is run (--all: every one; else a sample). */
+static bool selected(unsigned n)
+{
+	return n == 1 || run.all || run.index++ % run.sample == 0;
+}
+
+static uint64_t failed0_cfg;
+
+/*
+ * Run plan[0..n) and every plan that extends it: one more injection into
+ * the context of plan[n - 1], at each point it passes, of each kind that
+ * may land there (down to four levels: the task, IRQ, NMI, a remote
+ * reader or recording switch; a storm's context is not entered, its
+ * points being the one event's many times); and, for a single injection,
+ * a second one later in the task's operation.
+ */
+static void explore(unsigned n)
+{
+	unsigned passes[MAX_CTX], o, ki, last = n;
+	const struct inj *e = &sc.plan[n - 1];
+
+	if (!selected(n))
+		return;
+	run.run++;
+	run.shapes[n]++;
+	if (!scenario(n)) {
+		report_failure(failed0_cfg);
+		return;
+	}
+	if (n == MAX_PLAN)
+		return;
+	memcpy(passes, sc.passes, sizeof(passes));
+	if (e->kind->what != W_STORM && ctx_depth(last) < 3 &&
+	    (n == 1 || e->parent == n - 1))
+		for (o = 1; o <= passes[last]; o++)
+			for (ki = 0; ki < ARRAY_SIZE(kinds); ki++) {
+				if (!kind_fits(&kinds[ki], last))
+					continue;
+				sc.plan[n] = (struct inj){ last, o, &kinds[ki], false };
+				explore(n + 1);
+			}
+	if (n == 1)	/* two injections into the task's operation */
+		for (o = e->ord + 1; o <= passes[0]; o++)
+			for (ki = 0; ki < ARRAY_SIZE(kinds); ki++) {
+				if (kinds[ki].what != W_WRITE && kinds[ki].what != W_READ &&
+				    kinds[ki].what != W_OFF_ON)
+					continue;
+				sc.plan[1] = (struct inj){ 0, o, &kinds[ki], false };
+				sc.plan[2].parent = 0;	/* no nesting under a pair */
+				explore(2);
+			}
+}
+
+/* Every plan over one configuration's states and operations, or a sample. */
 static void test_config(void **state)
 {
 	const struct config *cfg = *state;
-	const bool sampled_cfg = cfg->pages == 2 && cfg->mode == RB_MODE_OVERWRITE &&
-				 cfg->method == XADD;
-	uint64_t failed0 = run.failed;
-	unsigned seen[RB_NR_STEPS], k, ki;
-	int st, op, step;
+	unsigned o, ki, passes0;
+	int st, op;
 
+	failed0_cfg = run.failed;
 	sc.cfg = cfg;
 	for (st = 0; st < NR_STATES; st++) {
 		for (op = 0; op < NR_OPS; op++) {
+			if (run.unit++ % run.shards != run.shard)
+				continue;
 			sc.state = st;
 			sc.op = op;
-			snprintf(sc.where, sizeof(sc.where), "%s %s %s, no injection",
-				 cfg->name, state_name[st], op_name[op]);
+			snprintf(sc.where, sizeof(sc.where), "%s %s %s", cfg->name,
+				 state_name[st], op_name[op]);
 			run.dry++;
-			if (!scenario(-1, 0, NULL)) {
-				report_failure(failed0);
+			if (!scenario(0)) {
+				report_failure(failed0_cfg);
 				continue;
 			}
-			memcpy(seen, sc.seen, sizeof(seen));
-			for (step = 0; step < RB_NR_STEPS; step++)
-				if (seen[step] > run.max_k)
-					run.max_k = seen[step];
-			for (ki = 0; ki < ARRAY_SIZE(kinds); ki++) {
-				for (step = 0; step < RB_NR_STEPS; step++) {
-					for (k = 1; k <= K_MAX && k <= seen[step]; k++) {
-						if (!run.all && run.index++ % SAMPLE_EVERY &&
-						    !(sampled_cfg && k == 1))
-							continue;
-						snprintf(sc.where, sizeof(sc.where),
-							 "%s %s %s, %s at %s #%u", cfg->name,
-							 state_name[st], op_name[op], kinds[ki].name,
-							 step_name[step], k);
-						run.run++;
-						if (!scenario(step, k, &kinds[ki]))
-							report_failure(failed0);
-					}
+			passes0 = sc.passes[0];
+			if (passes0 > run.max_passes)
+				run.max_passes = passes0;
+			for (o = 1; o <= passes0; o++)
+				for (ki = 0; ki < ARRAY_SIZE(kinds); ki++) {
+					sc.plan[0] = (struct inj){ 0, o, &kinds[ki], false };
+					explore(1);
 				}
-			}
+			progress(false);
 		}
 	}
-	if (run.failed != failed0)
+	if (run.failed != failed0_cfg)
 		fail_msg("%s: %llu scenarios failed", cfg->name,
-			 (unsigned long long)(run.failed - failed0));
+			 (unsigned long long)(run.failed - failed0_cfg));
 }
 
-/* Last: every step was interrupted somewhere; the summary. */
-static void test_every_step_hit(void **state)
+/* Last: every point was interrupted somewhere; the summary. */
+static void test_every_point_hit(void **state)
 {
-	char line[1600], nmi[1600];
-	size_t at = 0, nat = 0;
-	int step, missed = 0, l;
-	struct timespec t1;
+	char line[4000], deep[4000];
+	size_t at = 0, dat = 0;
+	int p, missed = 0, l;
 
 	(void)state;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	nmi[0] = 0;
-	for (step = 0; step < RB_NR_STEPS; step++) {
-		at += (size_t)snprintf(line + at, sizeof(line) - at, " %s=%llu",
-				       step_name[step], (unsigned long long)run.hits[step]);
-		if (run.nmi_hits[step])
-			nat += (size_t)snprintf(nmi + nat, sizeof(nmi) - nat, " %s=%llu",
-						step_name[step],
-						(unsigned long long)run.nmi_hits[step]);
-		missed += run.hits[step] == 0;
+	deep[0] = 0;
+	for (p = 0; p < NR_POINTS; p++) {
+		at += (size_t)snprintf(line + at, sizeof(line) - at, " %s=%llu", step_name[p],
+				       (unsigned long long)run.hits[p]);
+		dat += (size_t)snprintf(deep + dat, sizeof(deep) - dat, " %s=%llu", step_name[p],
+					(unsigned long long)run.deep_hits[p]);
+		missed += run.hits[p] == 0;
 	}
-	print_message("inject: %s: %llu combinations run (%llu without injection), %llu events "
-		      "checked, %llu failed, %.2f s; hits:%s\n", run.all ? "all" : "sampled",
-		      (unsigned long long)run.run, (unsigned long long)run.dry,
-		      (unsigned long long)run.events, (unsigned long long)run.failed,
-		      (double)(t1.tv_sec - run.t0.tv_sec) + (t1.tv_nsec - run.t0.tv_nsec) / 1e9,
-		      line);
-	print_message("inject: NMIs at the IRQ's own pass of the step:%s\n", nmi);
-	print_message("inject: a step passed at most %u times in one operation (K_MAX %u); "
-		      "paths: voided %llu, read_raced %llu, claim_raced %llu, busy %llu, "
-		      "commit_overrun %llu, overrun %llu, dropped %llu\n", run.max_k, K_MAX,
+	progress(true);
+	print_message("inject: hits:%s\n", line);
+	print_message("inject: of them inside an injected context:%s\n", deep);
+	print_message("inject: at most %u points in one operation; paths: voided %llu, "
+		      "read_raced %llu, claim_raced %llu, busy %llu, commit_overrun %llu, "
+		      "overrun %llu, dropped %llu\n", run.max_passes,
 		      (unsigned long long)run.voided, (unsigned long long)run.read_raced,
 		      (unsigned long long)run.claim_raced, (unsigned long long)run.busy,
 		      (unsigned long long)run.commit_overrun, (unsigned long long)run.overrun,
@@ -878,10 +1080,11 @@ static void test_every_step_hit(void **state)
 		if (run.fail_lines[l])
 			print_message("inject: check at line %d failed %u times\n", l,
 				      run.fail_lines[l]);
-	for (step = 0; step < RB_NR_STEPS; step++)
-		if (!run.hits[step])
-			print_message("inject: step %s never interrupted\n", step_name[step]);
-	assert_int_equal(missed, 0);
+	for (p = 0; p < NR_POINTS; p++)
+		if (!run.hits[p])
+			print_message("inject: point %s never interrupted\n", step_name[p]);
+	if (run.shards == 1)
+		assert_int_equal(missed, 0);
 }
 
 int main(int argc, char **argv)
@@ -891,23 +1094,34 @@ int main(int argc, char **argv)
 	uint32_t i;
 	int a, rc;
 
+	run.sample = SAMPLE_EVERY;
+	run.shards = 1;
 	for (a = 1; a < argc; a++) {
 		if (!strcmp(argv[a], "--all"))
 			run.all = true;
 		else if (!strcmp(argv[a], "--verbose"))
 			run.verbose = true;
-		else if (strcmp(argv[a], "--sample")) {
-			fprintf(stderr, "usage: %s [--sample | --all] [--verbose]\n", argv[0]);
+		else if (!strcmp(argv[a], "--sample") && a + 1 < argc && atoi(argv[a + 1]) > 0)
+			run.sample = (uint64_t)atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--shard") && a + 1 < argc &&
+			 sscanf(argv[a + 1], "%u/%u", &run.shard, &run.shards) == 2 &&
+			 run.shards > 0 && run.shard < run.shards)
+			a++;
+		else {
+			fprintf(stderr, "usage: %s [--sample N | --all] [--shard I/N] "
+				"[--verbose]\n", argv[0]);
 			return 2;
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &run.t0);
+	run.t_last = run.t0;
 	sc.cb_size = ALIGN_UP(ring_buffer_cpu_size(MAX_PAGES), CACHELINE_SIZE);
 	sc.cb = aligned_alloc(CACHELINE_SIZE, sc.cb_size);
 	for (i = 0; i <= MAX_PAGES; i++)
 		sc.pages[i] = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
 	host_warn_quiet = 1;
 	host_hook_step = on_step;
+	host_hook_clock = on_clock;
 	for (i = 0; i < ARRAY_SIZE(cfgs); i++) {
 		cfgs[i].pages = 2 + i / 6;
 		cfgs[i].mode = i / 3 % 2 ? RB_MODE_DISCARD : RB_MODE_OVERWRITE;
@@ -919,8 +1133,8 @@ int main(int argc, char **argv)
 		tests[i] = (struct CMUnitTest){ .name = cfgs[i].name, .test_func = test_config,
 						.initial_state = &cfgs[i] };
 	}
-	tests[i] = (struct CMUnitTest){ .name = "every_step_hit",
-					.test_func = test_every_step_hit };
+	tests[i] = (struct CMUnitTest){ .name = "every_point_hit",
+					.test_func = test_every_point_hit };
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (i = 0; i <= MAX_PAGES; i++)
 		free(sc.pages[i]);
