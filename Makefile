@@ -308,11 +308,14 @@ FUZZ_PERSIST_SRCS := tests/host/fuzz_persist.c trace/persist.c trace/ring_walk.c
 $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_persist,$(BUILD)/obj/fuzz_persist,$(FUZZ_PERSIST_SRCS),\
 	$(FUZZ_CC) -Itests/host/include))
 .PHONY: fuzz-persist
-fuzz-persist: $(BUILD)/fuzz/fuzz_persist
-	@mkdir -p $(BUILD)/fuzz/persist-corpus
+# Seeds: real ranges built by the host test's rig (sealed, unsealed, 4 CPUs, full, wrapped).
+fuzz-persist: $(BUILD)/fuzz/fuzz_persist $(BUILD)/host/test_persist
+	@rm -rf $(BUILD)/fuzz/persist-seeds && mkdir -p $(BUILD)/fuzz/persist-corpus \
+		$(BUILD)/fuzz/persist-seeds
+	$(Q)$(BUILD)/host/test_persist --seeds $(BUILD)/fuzz/persist-seeds
 	@echo "== fuzz: persist_check for $(FUZZ_PERSIST_TIME) s (log: $(BUILD)/fuzz/persist-log)"
 	$(Q)cd $(BUILD)/fuzz && ./fuzz_persist -max_total_time=$(FUZZ_PERSIST_TIME) -timeout=10 \
-		-max_len=200000 -print_final_stats=1 persist-corpus > persist-log 2>&1 || \
+		-max_len=600000 -print_final_stats=1 persist-corpus persist-seeds > persist-log 2>&1 || \
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' persist-log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/persist-log
 fuzz: fuzz-persist

@@ -11,8 +11,10 @@ const char *const persist_end_names[PERSIST_END_COUNT] = {
 	"unknown", "panic", "watchdog", "reset",
 };
 
-_Static_assert(sizeof(struct persist_header) == 120, "persist_header is a format");
+_Static_assert(sizeof(struct persist_header) == 128, "persist_header is a format");
 _Static_assert(sizeof(struct persist_cpu) == 88, "persist_cpu is a format");
+_Static_assert(PERSIST_SLOT_BYTES >= sizeof(struct persist_header) +
+	       PERSIST_MAX_CPUS * sizeof(struct persist_cpu), "a slot holds every record");
 
 static uint64_t round_page(uint64_t b)
 {
@@ -25,14 +27,14 @@ bool persist_layout(struct persist_layout *l, uint64_t base, uint64_t size,
 	size_t cb = ring_buffer_cpu_size(nr_pages);
 
 	__builtin_memset(l, 0, sizeof(*l));
-	if (!cb || nr_cpus == 0 || nr_cpus > 0xffff || base % PERSIST_PAGE || size % PERSIST_PAGE)
+	if (!cb || nr_cpus == 0 || nr_cpus > PERSIST_MAX_CPUS || base % PERSIST_PAGE ||
+	    size % PERSIST_PAGE)
 		return false;
 	l->base = base;
 	l->size = size;
 	l->nr_cpus = nr_cpus;
 	l->nr_pages = nr_pages;
-	l->header_bytes = round_page(sizeof(struct persist_header) +
-				     (uint64_t)nr_cpus * sizeof(struct persist_cpu));
+	l->header_bytes = (uint64_t)PERSIST_SLOTS * PERSIST_SLOT_BYTES;
 	l->cb_off = 0;
 	l->table_off = round_page(cb);
 	l->seal_off = l->table_off + round_page(((uint64_t)nr_pages + 1) * sizeof(uint64_t));
@@ -69,6 +71,33 @@ uint32_t persist_header_crc(const struct persist_header *h)
 	crc = crc32_update(CRC32_INIT, &copy, sizeof(copy));
 	crc = crc32_update(crc, h->cpu, (size_t)h->nr_cpus * sizeof(struct persist_cpu));
 	return crc32_final(crc);
+}
+
+void persist_header_store(struct persist_header *dst, const struct persist_header *src,
+			  uint64_t bytes)
+{
+	uint8_t *d = (uint8_t *)dst;
+	const uint8_t *s = (const uint8_t *)src;
+
+	__atomic_store_n(&dst->magic, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (uint64_t i = sizeof(dst->magic); i < bytes; i++)
+		d[i] = s[i];
+	/* release: the body before the magic (in program order, which is
+	 * memory order for a reset on x86: stores are not reordered). */
+	__atomic_store_n(&dst->magic, src->magic, __ATOMIC_RELEASE);
+}
+
+uint32_t persist_header_commit(uint8_t *mem, struct persist_header *work, uint64_t bytes)
+{
+	uint32_t k;
+
+	work->gen++;
+	k = (uint32_t)(work->gen % PERSIST_SLOTS);	/* the newest valid is the other one */
+	work->crc = 0;
+	work->crc = persist_header_crc(work);
+	persist_header_store((struct persist_header *)(mem + persist_slot_off(k)), work, bytes);
+	return k;
 }
 
 uint32_t persist_state_crc(const struct rb_walk_state *st, const uint64_t *slots, uint32_t n)
@@ -109,19 +138,53 @@ static int walk_emit(void *ctx, const struct rb_walk_page *pg)
 	return w->page(w->ctx, w->cpu, pg);
 }
 
-/* P1: the header alone.  NULL, or why it is refused. */
-static const char *check_header(const struct persist_header *h, const struct persist_expect *ex,
-				struct persist_layout *l)
+/* P1: one slot's own consistency (version, CPU count, CRC).  NULL, or why not. */
+static const char *check_slot(const struct persist_header *h)
 {
-	uint64_t fixed = sizeof(*h);
-
 	if (h->version != PERSIST_VERSION)
 		return "format version differs";
-	if (h->nr_cpus == 0 || h->nr_cpus > 0xffff ||
-	    fixed + (uint64_t)h->nr_cpus * sizeof(struct persist_cpu) > ex->size)
+	if (h->nr_cpus == 0 || h->nr_cpus > PERSIST_MAX_CPUS)
 		return "CPU count out of range";
 	if (h->crc != persist_header_crc(h))
 		return "header checksum mismatch";
+	return NULL;
+}
+
+/*
+ * P1: the newest slot whose CRC holds (a rewrite torn by a reset leaves
+ * its slot without magic or failing its CRC: the other is read), or NULL
+ * and *why: the first slot's reason.  *any: some slot has magic.
+ */
+static const struct persist_header *pick_slot(const uint8_t *mem, bool *any, const char **why)
+{
+	const struct persist_header *best = NULL;
+
+	*any = false;
+	*why = NULL;
+	for (uint32_t k = 0; k < PERSIST_SLOTS; k++) {
+		const struct persist_header *h =
+			(const struct persist_header *)(mem + persist_slot_off(k));
+		const char *w;
+
+		if (h->magic != PERSIST_MAGIC)
+			continue;
+		*any = true;
+		w = check_slot(h);
+		if (w) {
+			if (!*why)
+				*why = w;
+			continue;
+		}
+		if (!best || h->gen > best->gen)
+			best = h;
+	}
+	return best;
+}
+
+/* P1: the chosen header against this image and window.  NULL, or why it is refused. */
+static const char *check_header(const struct persist_header *h, const struct persist_expect *ex,
+				struct persist_layout *l)
+{
 	if (h->build_id_len != ex->build_id_len || h->build_id_len > PERSIST_BUILD_ID_MAX ||
 	    __builtin_memcmp(h->build_id, ex->build_id, h->build_id_len))
 		return "written by another kernel image (build id differs)";
@@ -140,12 +203,18 @@ int persist_check(const uint8_t *mem, const struct persist_expect *ex,
 		  void (*done)(void *ctx, const struct persist_cpu_result *cr),
 		  void *ctx, struct persist_result *res)
 {
-	const struct persist_header *h = (const struct persist_header *)mem;
+	const struct persist_header *h;
 	struct persist_layout l;
+	bool any;
 
 	__builtin_memset(res, 0, sizeof(*res));
-	if (ex->size < PERSIST_PAGE || h->magic != PERSIST_MAGIC)
+	if (ex->size < (uint64_t)PERSIST_SLOTS * PERSIST_SLOT_BYTES)
 		return res->verdict = PERSIST_NONE;
+	h = pick_slot(mem, &any, &res->why);
+	if (!any)
+		return res->verdict = PERSIST_NONE;
+	if (!h)
+		return res->verdict = PERSIST_REJECTED;
 	res->why = check_header(h, ex, &l);
 	if (res->why)
 		return res->verdict = PERSIST_REJECTED;
@@ -169,11 +238,18 @@ int persist_check(const uint8_t *mem, const struct persist_expect *ex,
 			continue;
 		ring_walk_state(cb, &st);
 		cr.st = &st;
+		/*
+		 * Sealed, but the state changed after the seal (a record
+		 * stored late): the structure is still checked, and each page
+		 * against its own seal, so only the pages that changed are
+		 * refused, not the CPU's whole buffer.
+		 */
+		cr.state_changed = h->sealed &&
+			h->cpu[c].state_crc != persist_state_crc(&st, w.slots, l.nr_pages);
 		if (st.nr_slots != l.nr_pages)
 			cr.why = "ring size is not the header's";
-		else if (h->sealed &&
-			 h->cpu[c].state_crc != persist_state_crc(&st, w.slots, l.nr_pages))
-			cr.why = "buffer state checksum mismatch";
+		else if (st.page_size != PERSIST_PAGE)	/* P3: pages are 4 KiB apart */
+			cr.why = "page size is not the range's";
 		else if (ring_walk(&w, walk_emit, &pw, &cr.walk))
 			cr.why = cr.walk.why;
 		else {

@@ -68,7 +68,11 @@ void persist_update(void);
  */
 void persist_mark_end(uint32_t end);
 
-/* Recording off: wait (bounded) until no CPU has a writer inside its buffer. */
+/*
+ * Recording off (the shell's reboot): park every other CPU for good (from
+ * its idle loop, interrupts off; bounded, a CPU not parked is named), turn
+ * this CPU's interrupts off, and wait (bounded) for a writer still inside.
+ */
 void persist_quiesce(void);
 
 /* One status line: "persist: off" or where the range is and what it holds. */

@@ -17,14 +17,23 @@
  *   |                    | N + 1 data pages, by page id    |  N + 1 pages  |
  *   +--------------------+---------------------------------+-----+---------+
  *
- *   H = pages for the header and c per-CPU records; M, T, S as the sizes of
- *   their parts round up.  Same base, size, CPU count and N: same layout,
+ *   H = two header slots, each a header and room for PERSIST_MAX_CPUS
+ *   records (a fixed size: where slot 1 is does not depend on what slot 0
+ *   says); M, T, S as the sizes of their parts round up.  Same base, size, CPU count and N: same layout,
  *   which the header records and the next boot compares before reading.
  *
  * TRUST
  *   P1 The header is the range's only self-describing part: magic, version,
  *      the image's build id and the layout it claims, covered by its CRC.
- *      A header that fails any of these is rejected whole.
+ *      It is kept twice (slots 0 and 1), each with its own CRC and a
+ *      generation number; a rewrite goes to the slot that is not the newest
+ *      valid one, magic last (persist_header_store()), so a reset at any
+ *      instant leaves the previous version or the new one valid, never
+ *      neither.  The newest slot whose CRC holds is read; if it fails the
+ *      other checks, the range is rejected whole.
+ *   P3 Every length and offset read from the range is checked against the
+ *      range's layout before it is used: page size (the layout's 4 KiB),
+ *      page ids, counts, commits, record lengths.
  *   P2 A CPU's buffer is then walked (<trace/ring_walk.h>), every field
  *      checked; a seal (written when the kernel itself ended the boot: a
  *      panic, a watchdog, the shell's reboot) adds a CRC of the walked state
@@ -42,9 +51,14 @@
 #include <trace/ring_walk.h>
 
 #define PERSIST_MAGIC		0x5453525045524254ull	/* "BTREPRST" little-endian */
-#define PERSIST_VERSION		1u
+#define PERSIST_VERSION		2u	/* 2: two header slots, gen */
 #define PERSIST_PAGE		4096u
 #define PERSIST_BUILD_ID_MAX	32u
+#define PERSIST_MAX_CPUS	256u	/* CPU records a header slot has room for */
+/* One header slot: the header and PERSIST_MAX_CPUS records, whole pages. */
+#define PERSIST_SLOT_BYTES	((128u + PERSIST_MAX_CPUS * 88u + PERSIST_PAGE - 1) / \
+				 PERSIST_PAGE * PERSIST_PAGE)
+#define PERSIST_SLOTS		2u
 
 /* How the boot that wrote the range ended; recorded by persist_mark_end(). */
 enum persist_end {
@@ -82,6 +96,7 @@ struct persist_header {
 	uint32_t end_cpu;		/* the CPU that recorded it */
 	uint32_t sealed;		/* 1: the seal CRCs are valid */
 	uint32_t reserved;		/* zero */
+	uint64_t gen;			/* rewrites so far: the newest valid slot is read */
 	struct persist_cpu cpu[];	/* nr_cpus records */
 };
 
@@ -107,7 +122,28 @@ static inline uint64_t persist_cpu_off(const struct persist_layout *l, uint32_t 
 	return l->header_bytes + (uint64_t)c * l->area_bytes;
 }
 
+static inline uint64_t persist_slot_off(uint32_t k)
+{
+	return (uint64_t)k * PERSIST_SLOT_BYTES;
+}
+
 uint32_t persist_header_crc(const struct persist_header *h);
+
+/*
+ * Write src (its CRC already set) into the header slot dst, atomic from
+ * the next boot's point of view: dst's magic is cleared first and stored
+ * last, so a reset in between leaves dst without magic (not a candidate)
+ * and the other slot read.  bytes: the header and its CPU records.
+ */
+void persist_header_store(struct persist_header *dst, const struct persist_header *src,
+			  uint64_t bytes);
+/*
+ * Rewrite the range's header (mem: the range) from the working copy work:
+ * its gen advanced and CRC set, stored into the slot the previous rewrite
+ * did not use (gen's parity), so the newest valid slot stays intact until
+ * the new one is whole.  Returns the slot written.
+ */
+uint32_t persist_header_commit(uint8_t *mem, struct persist_header *work, uint64_t bytes);
 /* CRC of a walk state and its N slot words, as sealed. */
 uint32_t persist_state_crc(const struct rb_walk_state *st, const uint64_t *slots, uint32_t n);
 
@@ -152,6 +188,9 @@ struct persist_cpu_result {
 	struct rb_walk_result walk;	/* its counts */
 	const struct rb_walk_state *st;	/* its walked state (valid during the callback) */
 	const struct persist_cpu *rec;	/* its header record */
+	bool state_changed;		/* sealed, but its state CRC no longer matches:
+					 * read with each page's seal (one late record
+					 * costs the pages it changed, not the CPU) */
 };
 
 /*

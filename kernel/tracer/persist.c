@@ -15,14 +15,25 @@
  * from memory_init() on, so this boot writes nothing in it before the
  * check has read it; once checked (and dumped), it is reused.
  *
- * The header is rewritten, CRC last, whenever its contents change (a
- * buffer built, the clocks, the end record); a reset in the middle of a
- * rewrite leaves a header whose CRC fails: the next boot rejects the
- * range, with that reason, and never reads a half-written layout.
+ * The header is kept here (hdr, a working copy) and written to the range
+ * whenever its contents change (a buffer built, the clocks, the end
+ * record, the seal) by persist_header_commit(): into the slot the previous
+ * rewrite did not use, magic last, so a reset at any instant of a rewrite
+ * leaves the previous version or the new one for the next boot, never a
+ * half-written one (<trace/persist.h>, P1).  The seal is two rewrites: the
+ * end record first (cheap), then the page CRCs (outside the header: only
+ * believed once a valid header says sealed) and the sealed header.
+ *
+ * The shell's reboot stops the other CPUs for good before the seal
+ * (persist_quiesce()): each is parked from its idle loop, interrupts off,
+ * so no writer of its is between its guard compare and its commit; a CPU
+ * that cannot be parked (busy with a job) is reported, and a record it
+ * stores after the seal costs the next boot only the pages it changed.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
 #include <arch/percpu.h>
+#include <arch/smp.h>
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -35,6 +46,8 @@
 
 #define AUTO_BASE		(32ull << 20)	/* FACTS.md: kept by SeaBIOS and OVMF */
 #define QUIESCE_WAIT_NS		100000000ll	/* for writers to leave their buffers */
+#define PARK_WAIT_NS		1000000000ll	/* for each CPU to park (icount: slices of ~100 ms) */
+#define SEAL_STALL_NS		60000000000ll	/* inject.seal_stall=: how long the seal waits */
 
 static char opt_persist[48] = "off";
 static char persist_dump_sel[32] = "text";
@@ -51,14 +64,24 @@ CMDLINE_OPTION(persist_dump_last, .name = "persist.dump.last", .type = OPT_UINT,
 	       .var = &persist_dump_last, .min = 0, .max = 100000000,
 	       .help = "events in the previous boot's text dump, the most recent; 0 = all");
 
+static uint64_t seal_stall;
+
+CMDLINE_OPTION(inject_seal_stall, .name = "inject.seal_stall", .type = OPT_UINT,
+	       .var = &seal_stall, .min = 0, .max = PERSIST_MAX_CPUS + 1,
+	       .help = "test facility: the seal prints a line and waits 60 s before sealing the "
+		       "k-th CPU (k = CPUs + 1: before its sealed header); 0 = off");
+
 extern const char __build_id_note[], __build_id_note_end[];
 
 static struct phys_range window;	/* kept from the allocator; empty: off */
 static bool window_auto;
 static bool active;			/* this boot's buffers are in the range */
 static struct persist_layout layout;
-static struct persist_header *hdr;
+/* The header's working copy, written to the range by header_commit(). */
+static uint8_t hdr_buf[PERSIST_SLOT_BYTES] __attribute__((aligned(64)));
+static struct persist_header *const hdr = (struct persist_header *)hdr_buf;
 static uint64_t boot_id;
+static uint32_t parked[MAX_CPUS];	/* 1 once that CPU parked for the reboot */
 
 /* ---- trace.persist= ---- */
 
@@ -173,6 +196,9 @@ static int count_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg)
 static void report_cpu(void *ctx, const struct persist_cpu_result *cr)
 {
 	(void)ctx;
+	if (cr->walked && cr->state_changed)
+		printk("persist: cpu=%u previous buffer changed after its seal; each page checked "
+		       "against its own seal\n", cr->cpu);
 	if (!cr->walked)
 		printk("persist: cpu=%u previous buffer refused: %s\n", cr->cpu, cr->why);
 	else if (cr->walk.refused)
@@ -257,9 +283,11 @@ static uint64_t check_previous(void)
 
 /* ---- this boot ---- */
 
+/* hdr into the range: atomic for the next boot (P1 in <trace/persist.h>). */
 static void header_commit(void)
 {
-	hdr->crc = persist_header_crc(hdr);
+	persist_header_commit((uint8_t *)(uintptr_t)layout.base, hdr,
+			      sizeof(*hdr) + (uint64_t)hdr->nr_cpus * sizeof(struct persist_cpu));
 }
 
 /* A fresh header for nr_cpus CPUs of n pages over [window.start, + size). */
@@ -270,8 +298,9 @@ static bool lay_out(uint64_t size, uint32_t nr_cpus, uint32_t n)
 
 	if (!persist_layout(&layout, window.start, size, nr_cpus, n))
 		return false;
-	hdr = (struct persist_header *)(uintptr_t)window.start;
-	memset(hdr, 0, layout.header_bytes);
+	/* Both slots cleared: the previous boot's range has been read. */
+	memset((void *)(uintptr_t)window.start, 0, layout.header_bytes);
+	memset(hdr_buf, 0, sizeof(hdr_buf));
 	hdr->magic = PERSIST_MAGIC;
 	hdr->version = PERSIST_VERSION;
 	if (id)
@@ -375,27 +404,74 @@ void persist_cpu_present(uint32_t c, bool present)
 	header_commit();
 }
 
-void persist_update(void)
+/* The clocks as the kernel sees them now (trust included) into hdr. */
+static void pull_clocks(void)
 {
-	if (!active)
-		return;
 	hdr->tsc_hz = tsc.hz;
 	hdr->tsc_err_ppb = tsc.err_ppb;
 	for (uint32_t c = 0; c < layout.nr_cpus; c++)
 		if (hdr->cpu[c].present)
 			dump_cpu_clock(c, &hdr->cpu[c].clock);
+}
+
+void persist_update(void)
+{
+	if (!active)
+		return;
+	pull_clocks();
 	header_commit();
+}
+
+/*
+ * Run on each other CPU from its idle loop (smp_call_async()): not nested
+ * in any writer of its.  Interrupts off for good: recording is already off
+ * (tracing_stop() before the call), so no writer of this CPU runs again,
+ * NMIs included (they see recording off).
+ */
+static void park_cpu(void *arg)
+{
+	(void)arg;
+	irq_disable();
+	__atomic_store_n(&parked[this_cpu()->cpu], 1, __ATOMIC_RELEASE);
+	for (;;)
+		cpu_halt();
 }
 
 void persist_quiesce(void)
 {
-	long long t0 = tsc_now_ns();
+	uint32_t me = this_cpu()->cpu;
+	long long t0;
 
 	if (!active)
 		return;
+	irq_disable();	/* this CPU: no interrupt handler writes from here on */
+	for (uint32_t c = 0; c < cpu_count; c++) {
+		long long p0 = tsc_now_ns();
+		long i = 0;
+
+		if (c == me || !cpus[c] || !cpus[c]->online)
+			continue;
+		if (!smp_call_async(c, park_cpu, NULL)) {
+			printk("persist: cpu=%u busy, not stopped; a record it stores after the seal "
+			       "costs the pages it changes\n", c);
+			continue;
+		}
+		while (!__atomic_load_n(&parked[c], __ATOMIC_ACQUIRE)) {
+			if (p0 < 0 ? ++i > 100000000 : tsc_now_ns() - p0 > PARK_WAIT_NS) {
+				printk("persist: cpu=%u did not stop within %lld ms; a record it stores "
+				       "after the seal costs the pages it changes\n", c,
+				       PARK_WAIT_NS / 1000000);
+				break;
+			}
+			cpu_relax();
+		}
+	}
+	t0 = tsc_now_ns();
 	for (uint32_t c = 0; c < cpu_count; c++) {
 		struct rb_cpu_buffer *cb = ring_buffer_cpu(&trace_rb, c);
 
+		if (c != me && parked[c])
+			continue;	/* stopped between events: nothing can be mid-way */
 		while (__atomic_load_n(&cb->nest, __ATOMIC_ACQUIRE) & RB_NEST_WRITERS) {
 			if (t0 < 0 || tsc_now_ns() - t0 > QUIESCE_WAIT_NS) {
 				printk("persist: cpu=%u still has a writer inside its buffer; "
@@ -407,16 +483,45 @@ void persist_quiesce(void)
 	}
 }
 
+/* inject.seal_stall=: the k-th point of the seal says so and waits (bounded). */
+static void seal_point(uint32_t k, uint32_t cpu)
+{
+	long long t0;
+
+	if (seal_stall != k)
+		return;
+	if (cpu < layout.nr_cpus)
+		printk("persist: seal stalled before cpu=%u (inject.seal_stall=%u)\n", cpu, k);
+	else
+		printk("persist: seal stalled before its header (inject.seal_stall=%u)\n", k);
+	t0 = tsc_now_ns();
+	for (long i = 0; t0 >= 0 ? tsc_now_ns() - t0 < SEAL_STALL_NS : i < 2000000000l; i++)
+		cpu_relax();
+	printk("persist: seal stall expired after %lld s; sealing goes on\n",
+	       SEAL_STALL_NS / 1000000000);
+}
+
 void persist_mark_end(uint32_t end)
 {
+	uint32_t k = 0;
+
 	if (!active || end >= PERSIST_END_COUNT)
 		return;
+	/* The end record and the clocks as they are now (a CPU the clock
+	 * watchdog untrusted stays so), unsealed: a reset during the seal
+	 * leaves this version. */
 	hdr->end = end;
 	hdr->end_cpu = this_cpu()->cpu;
-	for (uint32_t c = 0; c < layout.nr_cpus; c++)
-		if (hdr->cpu[c].present)
-			persist_seal_cpu(&layout, (uint8_t *)(uintptr_t)(layout.base +
-					 persist_cpu_off(&layout, c)), &hdr->cpu[c]);
+	pull_clocks();
+	header_commit();
+	for (uint32_t c = 0; c < layout.nr_cpus; c++) {
+		if (!hdr->cpu[c].present)
+			continue;
+		seal_point(++k, c);
+		persist_seal_cpu(&layout, (uint8_t *)(uintptr_t)(layout.base +
+				 persist_cpu_off(&layout, c)), &hdr->cpu[c]);
+	}
+	seal_point(++k, layout.nr_cpus);
 	hdr->sealed = 1;
 	header_commit();
 	printk("persist: end=%s sealed this_boot=%llu\n", persist_end_names[end],

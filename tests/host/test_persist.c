@@ -35,7 +35,7 @@ struct rig {
 	uint8_t *mem;			/* the range */
 	uint64_t size;
 	struct persist_layout l;
-	uint32_t written[NCPUS];	/* events written per CPU: seq 0 .. written - 1 */
+	uint32_t written[4];		/* events written per CPU: seq 0 .. written - 1 */
 };
 
 static struct persist_header *hdr_of(struct rig *r)
@@ -57,12 +57,14 @@ static void rig_seal(struct rig *r)
 {
 	struct persist_header *h = hdr_of(r);
 
-	for (uint32_t c = 0; c < NCPUS; c++)
+	for (uint32_t c = 0; c < h->nr_cpus; c++)
 		persist_seal_cpu(&r->l, r->mem + persist_cpu_off(&r->l, c), &h->cpu[c]);
 	h->sealed = 1;
 	h->end = PERSIST_END_RESET;
 	rig_header_crc(r);
 }
+
+static uint32_t rig_ncpus = NCPUS;	/* CPU areas of the next rig (seeds: up to 4) */
 
 static struct rig *rig_new(uint32_t mode)
 {
@@ -70,9 +72,10 @@ static struct rig *rig_new(uint32_t mode)
 	struct persist_header *h;
 
 	assert_non_null(r);
-	assert_true(persist_layout(&r->l, 0, 64u * PSIZE * NCPUS, NCPUS, NPAGES));
+	assert_true(persist_layout(&r->l, 0, 64u * PSIZE * rig_ncpus + (1u << 20), rig_ncpus,
+				   NPAGES));
 	r->size = r->l.used;
-	assert_true(persist_layout(&r->l, 0, r->size, NCPUS, NPAGES));
+	assert_true(persist_layout(&r->l, 0, r->size, rig_ncpus, NPAGES));
 	r->mem = aligned_alloc(PSIZE, r->size);
 	assert_non_null(r->mem);
 	memset(r->mem, 0, r->size);
@@ -81,12 +84,12 @@ static struct rig *rig_new(uint32_t mode)
 	h->version = PERSIST_VERSION;
 	memcpy(h->build_id, build_id, sizeof(build_id));
 	h->build_id_len = sizeof(build_id);
-	h->nr_cpus = NCPUS;
+	h->nr_cpus = rig_ncpus;
 	h->boot_id = 0x1234;
 	h->size = r->size;
 	h->nr_pages = NPAGES;
 	h->cpu_area_pages = (uint32_t)(r->l.area_bytes / PSIZE);
-	for (uint32_t c = 0; c < NCPUS; c++) {
+	for (uint32_t c = 0; c < rig_ncpus; c++) {
 		uint8_t *area = r->mem + persist_cpu_off(&r->l, c);
 		void *pages[NPAGES + 1];
 		struct rb_cpu_config cfg = { .cpu = c, .nr_pages = NPAGES, .page_size = PSIZE,
@@ -125,6 +128,9 @@ struct got {
 	uint32_t bogus;			/* events never written, or out of order */
 	uint32_t cpus_done, cpus_refused;
 	uint64_t lost_pages[NCPUS];	/* losses the pages reported */
+	const char *why[NCPUS];		/* each CPU's first refusal, or NULL */
+	bool walked[NCPUS];
+	uint32_t refused[NCPUS];	/* pages refused */
 };
 
 static int got_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg)
@@ -159,6 +165,9 @@ static void got_done(void *ctx, const struct persist_cpu_result *cr)
 
 	g->cpus_done++;
 	g->cpus_refused += !cr->walked;
+	g->why[cr->cpu] = cr->why;
+	g->walked[cr->cpu] = cr->walked;
+	g->refused[cr->cpu] = cr->walk.refused;
 }
 
 static int check(struct rig *r, struct got *g, struct persist_result *res)
@@ -440,6 +449,222 @@ static void test_damage_unsealed(void **state)
 	damage_rounds(false);
 }
 
+/* The page of CPU c at walk position k from the reader's (unlapped ring). */
+static uint8_t *page_at(struct rig *r, uint32_t c, uint32_t k)
+{
+	struct rb_cpu_buffer *cb = cb_of(r, c);
+	uint64_t p = cb->read_pos + k;
+	uint32_t id = rb_slot_id(((uint64_t *)(cb + 1))[p % NPAGES]);
+
+	return r->mem + persist_cpu_off(&r->l, c) + r->l.data_off + (uint64_t)id * PSIZE;
+}
+
+/*
+ * Defect: a buffer whose recorded page size is 64 KiB (with a matching
+ * cap) while the range's pages are 4 KiB apart: the walk must refuse it,
+ * not read 64 KiB from each page (past the range's end for the last CPU).
+ * Mutation caught: persist_check() without its page-size check (ASan
+ * reports a heap-buffer-overflow, or the CPU is read).
+ */
+static void test_page_size_beyond_range(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct rb_cpu_buffer *cb = cb_of(r, NCPUS - 1);
+	struct persist_result res;
+	struct got g;
+
+	(void)state;
+	rig_write(r, 0, 100);
+	rig_write(r, NCPUS - 1, 3000);	/* every page of the last area written */
+	cb->page_size = RB_PAGE_SIZE_MAX;
+	cb->cap = RB_PAGE_SIZE_MAX - RB_PAGE_HEADER_SIZE;
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_false(g.walked[NCPUS - 1]);
+	assert_string_equal(g.why[NCPUS - 1], "page size is not the range's");
+	assert_int_equal(g.n[0], 100);	/* the other CPU still read */
+	rig_free(r);
+}
+
+/*
+ * Defect: one record stored after the seal (a writer the reboot did not
+ * stop).  The CPU's state CRC no longer matches; it must still be read,
+ * with the per-page seals: only the changed tail page is refused and
+ * counted.  Independent count: rig->written.  Mutation caught: refusing
+ * the CPU on a state CRC mismatch (today's code: g.n[0] == 0).
+ */
+static void test_late_record_after_seal(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct persist_result res;
+	uint32_t tail_entries;
+	struct got g;
+
+	(void)state;
+	rig_write(r, 0, 1200);
+	rig_write(r, 1, 100);
+	rig_seal(r);
+	tail_entries = ((struct rb_page_header *)cb_of(r, 0)->tail_page)->entries;
+	rig_write(r, 0, 1);		/* late */
+	assert_int_equal(r->written[0], 1201);
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(res.sealed, 1);
+	assert_true(g.walked[0]);
+	assert_int_equal(g.refused[0], 1);
+	assert_int_equal(g.bogus, 0);
+	assert_int_equal(g.n[0], 1200 - tail_entries);
+	assert_int_equal(g.first[0], 0);
+	assert_int_equal(g.n[1], 100);
+	assert_int_equal(res.events + res.lost, r->written[0] + r->written[1]);
+	rig_free(r);
+}
+
+/*
+ * A record's delta raised so that the next record's stamp is below it
+ * (unsealed: no CRC sees it).  Mutation caught: check_records() without
+ * its "stamps out of order" check (the page is then accepted).
+ */
+static void test_stamp_order_damage(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct persist_result res;
+	uint32_t *rec;
+	struct got g;
+
+	(void)state;
+	rig_write(r, 0, 1200);
+	rec = (uint32_t *)(page_at(r, 0, 1) + RB_PAGE_HEADER_SIZE);	/* the first record */
+	assert_int_equal(*rec >> RB_DELTA_BITS, 2);	/* inline data, 8 bytes */
+	*rec = (2u << RB_DELTA_BITS) | RB_ARG_MASK;	/* far above the next one's */
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(g.refused[0], 1);
+	assert_string_equal(g.why[0], "stamps out of order");
+	assert_int_equal(g.bogus, 0);
+	assert_int_equal(res.events + res.lost, r->written[0]);
+	rig_free(r);
+}
+
+/*
+ * The reader's position past commit (and past the tail): the state is
+ * refused.  Mutation caught: check_state() without read_pos > commit_pos
+ * (the CPU is then read, showing nothing).
+ */
+static void test_read_pos_past_commit(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct rb_cpu_buffer *cb = cb_of(r, 0);
+	struct persist_result res;
+	struct got g;
+
+	(void)state;
+	rig_write(r, 0, 1200);
+	cb->read_pos = cb->commit_pos + 1;
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_false(g.walked[0]);
+	assert_string_equal(g.why[0], "positions out of order");
+	rig_free(r);
+}
+
+/*
+ * A page's dropped count raised: the next page's is then below it, which
+ * no writer does (dropped only grows).  That next page is refused, not
+ * read with a negative loss.  Mutation caught: the walk without its
+ * dropped-monotonic check (the loss then wraps to about 2^64).
+ */
+static void test_dropped_backwards(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct persist_result res;
+	struct got g;
+
+	(void)state;
+	rig_write(r, 0, 1200);
+	((struct rb_page_header *)page_at(r, 0, 1))->dropped = 1000;
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_true(g.walked[0]);
+	/* Every page after it is below 1000: refused too (the walk keeps 1000). */
+	assert_int_equal(g.refused[0], cb_of(r, 0)->tail_pos - cb_of(r, 0)->read_pos - 1);
+	assert_string_equal(g.why[0], "page counts inconsistent");
+	assert_true(res.lost < 2000);
+	rig_free(r);
+}
+
+static uint64_t hdr_bytes(void)
+{
+	return sizeof(struct persist_header) + NCPUS * sizeof(struct persist_cpu);
+}
+
+/*
+ * A header rewrite stopped by a reset at several instants: the previous
+ * version is read whole; once the rewrite is complete, the new one.  The
+ * torn states are built from the real persist_header_commit()'s result,
+ * in the order persist_header_store() writes (magic cleared, the body,
+ * magic).  Mutations caught: reading the lowest gen (the end=panic
+ * rewrite is not seen); rewriting the newest slot instead of the other
+ * (a torn seal then falls back to the older end=unknown version, or to
+ * nothing); rejecting the range when one slot fails its CRC.
+ */
+static void test_torn_seal_reads_previous_header(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	uint64_t bytes = hdr_bytes();
+	struct persist_header *work = calloc(1, bytes);
+	uint8_t *before = malloc(r->size), *after = malloc(r->size);
+	uint64_t cuts[] = { 0, 8, 64, 120, bytes / 2, bytes - 1, bytes };
+	struct persist_result res;
+	struct got g;
+	uint32_t k;
+
+	(void)state;
+	rig_write(r, 0, 1200);
+	rig_write(r, 1, 300);
+	memcpy(work, hdr_of(r), bytes);		/* slot 0, gen 0, end=unknown */
+	work->end = PERSIST_END_PANIC;		/* what a panic records first */
+	persist_header_commit(r->mem, work, bytes);
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(res.end, PERSIST_END_PANIC);
+	assert_int_equal(res.sealed, 0);
+
+	/* The seal: page CRCs outside the header, then the sealed header. */
+	memcpy(before, r->mem, r->size);
+	for (uint32_t c = 0; c < NCPUS; c++)
+		persist_seal_cpu(&r->l, r->mem + persist_cpu_off(&r->l, c), &work->cpu[c]);
+	work->sealed = 1;
+	k = persist_header_commit(r->mem, work, bytes);
+	memcpy(after, r->mem, r->size);
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		struct persist_header *dst = (struct persist_header *)(r->mem + persist_slot_off(k));
+
+		/* Page seals written (they are outside the header), the slot torn. */
+		memcpy(r->mem, after, r->size);
+		memcpy(r->mem + persist_slot_off(k), before + persist_slot_off(k), bytes);
+		if (cuts[i] > 0) {
+			dst->magic = 0;
+			if (cuts[i] > 8)
+				memcpy((uint8_t *)dst + 8, after + persist_slot_off(k) + 8, cuts[i] - 8);
+		}
+		assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+		assert_int_equal(res.end, PERSIST_END_PANIC);
+		assert_int_equal(res.sealed, 0);
+		assert_int_equal(res.cpus_ok, NCPUS);
+		assert_int_equal(g.n[0], 1200);
+		assert_int_equal(g.n[1], 300);
+		assert_int_equal(g.bogus, 0);
+	}
+	memcpy(r->mem, after, r->size);		/* the rewrite complete */
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(res.sealed, 1);
+	assert_int_equal(g.n[0], 1200);
+	assert_int_equal(g.n[1], 300);
+	/* The older slot damaged (magic kept, CRC failing): the newer is read. */
+	r->mem[persist_slot_off(1 - k) + offsetof(struct persist_header, boot_id)] ^= 1;
+	assert_int_equal(check(r, &g, &res), PERSIST_VALID);
+	assert_int_equal(res.sealed, 1);
+	free(before);
+	free(after);
+	free(work);
+	rig_free(r);
+}
+
 static void test_layout_fits(void **state)
 {
 	struct persist_layout l;
@@ -454,7 +679,41 @@ static void test_layout_fits(void **state)
 	assert_int_equal(persist_fit_pages(4096, 4, 64), 0);
 }
 
-int main(void)
+/* The fuzzer's seeds: real ranges, one per layout (tests/host/fuzz_persist.c). */
+static void seed(const char *dir, const char *name, uint32_t ncpus, uint32_t mode,
+		 uint32_t events, bool sealed)
+{
+	char path[512];
+	struct rig *r;
+	FILE *f;
+
+	rig_ncpus = ncpus;
+	r = rig_new(mode);
+	for (uint32_t c = 0; c < ncpus; c++)
+		rig_write(r, c, events / (c + 1));
+	if (sealed)
+		rig_seal(r);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(r->mem, 1, r->size, f) != r->size || fclose(f)) {
+		fprintf(stderr, "test_persist: cannot write %s\n", path);
+		exit(1);
+	}
+	rig_free(r);
+	rig_ncpus = NCPUS;
+}
+
+static int write_seeds(const char *dir)
+{
+	seed(dir, "sealed", 2, RB_MODE_OVERWRITE, 1200, true);
+	seed(dir, "unsealed", 2, RB_MODE_OVERWRITE, 1200, false);
+	seed(dir, "cpus4", 4, RB_MODE_OVERWRITE, 900, true);
+	seed(dir, "full", 2, RB_MODE_DISCARD, 5000, false);
+	seed(dir, "wrapped", 2, RB_MODE_OVERWRITE, 5000, true);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_unlapped),
@@ -467,10 +726,22 @@ int main(void)
 		cmocka_unit_test(test_damage_sealed),
 		cmocka_unit_test(test_damage_unsealed),
 		cmocka_unit_test(test_layout_fits),
+		cmocka_unit_test(test_page_size_beyond_range),
+		cmocka_unit_test(test_late_record_after_seal),
+		cmocka_unit_test(test_stamp_order_damage),
+		cmocka_unit_test(test_read_pos_past_commit),
+		cmocka_unit_test(test_dropped_backwards),
+		cmocka_unit_test(test_torn_seal_reads_previous_header),
 	};
 
 	host_fake_clock_on = 1;
 	host_fake_step = 1;
 	host_warn_quiet = 1;
+	if (argc == 3 && !strcmp(argv[1], "--seeds"))
+		return write_seeds(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: test_persist [--seeds DIR]\n");
+		return 2;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

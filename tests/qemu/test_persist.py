@@ -263,6 +263,61 @@ def test_panic_reboot_next_boot_shows_what_the_panic_dump_showed(shell, uefi):
             if c == 0 and n == "bench"][-16:] == list(range(1, 17))
 
 
+@pytest.mark.parametrize("stall", [1, 2, 3], ids=["before-cpu0", "before-cpu1", "before-header"])
+def test_reset_during_the_seal_reads_the_unsealed_range(shell, tmp_path, stall):
+    """A reset at a point inside the panic's seal (inject.seal_stall=: before
+    CPU 0's page CRCs, between the CPUs, after every page CRC and before the
+    sealed header): the next boot reads the range as unsealed, end=panic
+    (recorded before the seal), every CPU, every mark the first boot stored."""
+    sock = tmp_path / "mon.sock"
+    s = shell("trace.persist=auto run=marks,fault marks.count=400 panic.action=reboot "
+              f"persist.dump.last=0 inject.seal_stall={stall}", smp=2, timeout=300,
+              boot_timeout=180, opts=["--reboot", "--monitor", str(sock)], prompt=False)
+    s.wait_for(r"persist: seal stalled before", 120)
+    monitor_cmd(sock, "system_reset")
+    s.wait_for(r"persist: this_boot=2 ", 240)
+    s.kill()
+    b = boots(s.text())
+    assert len(b) >= 2, s.text()
+    first, second = b[0], b[1]
+    assert "sealed this_boot=1" not in first, first
+    m = PREV.search(second)
+    assert m and m.group(5) == "panic" and m.group(4) == "0", second
+    e = PREV_END.search(second)
+    assert e and e.group(2) == "no" and e.group(3) == e.group(4) == "2" and e.group(5) == "0", \
+        second
+    marks = marks_of(first)
+    assert sorted(marks) == [0, 1], first
+    events = previous_trace(second)
+    # run=fault's own bench events (1..16 on cpu 0) come after the marks.
+    assert [int(f.split("=")[1]) for c, n, f, _ in events if c == 0 and n == "bench"][-16:] \
+        == list(range(1, 17))
+    # Every mark each CPU stored is there (the events the unsealed read keeps).
+    for cpu, (stored, lo, hi) in marks.items():
+        seqs = {int(f.split("=")[1]) for c, n, f, _ in events if c == cpu and n == "bench"}
+        assert set(range(lo, hi + 1)) <= seqs, (cpu, lo, hi, sorted(seqs)[:3])
+
+
+def test_untrusted_clock_kept_for_the_next_boot(shell):
+    """The clock watchdog untrusts cpu 1 (a TSC step), then a panic with
+    panic.action=reboot: the next boot prints exactly the panic dump's event
+    lines, U flags included (the range's clock records follow the kernel's)."""
+    first, second, _ = run_two_boots(
+        shell, "trace.persist=auto run=demo,fault demo.ms=130 clock.watchdog_ms=40 clock=hpet "
+        "inject.tsc_step=1000000 inject.tsc_step_cpu=1 dump=none panic.action=reboot "
+        "panic.dump.last=0 persist.dump.last=0", 2, r"persist: this_boot=2 ",
+        opts=["--icount"], timeout=400)
+    assert re.search(r"clock: watchdog: cpu=1 .*clock marked untrusted", first), first
+    assert "persist: end=panic sealed this_boot=1" in first
+    start = first.index("# tracer: baretrace")
+    panic_lines = [l.strip() for l in first[start:first.index("panic: end action=")].split("\n")
+                   if EVENT.match(l)]
+    flags = {EVENT.match(l).group(4) for l in panic_lines if EVENT.match(l).group(3) == "001"}
+    assert any("U" in f for f in flags), flags
+    again = [l for _, _, _, l in previous_trace(second)]
+    assert again == panic_lines
+
+
 def test_option_errors_are_named(qemu):
     for bad, why in [("12345", "expected off, auto or ADDR,SIZE"),
                      ("0x4000001,16M", "multiples of 4 KiB"),
