@@ -9,6 +9,7 @@
 #include <arch/lapic.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/watchdog.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include <arch/tsc_inject.h>
@@ -75,13 +76,15 @@ KTEST(nmi_ipi_reaches_every_cpu)
 			continue;
 		uint64_t before = __atomic_load_n(&pc->nmi_count, __ATOMIC_ACQUIRE);
 		uint64_t t0 = rdtsc(), lim = tsc.hz * 5;
+		bool paused = watchdog_pause();	/* bounded: 5 s (as wait_for()) */
 		lapic_send_nmi(pc->apic_id);
 		while (__atomic_load_n(&pc->nmi_count, __ATOMIC_ACQUIRE) == before && rdtsc() - t0 < lim)
 			cpu_relax();
-		KT_ASSERT(pc->nmi_count == before + 1);
 		/* The count rises on entry; the depth falls back on exit. */
 		while (__atomic_load_n(&pc->nmi_depth, __ATOMIC_ACQUIRE) && rdtsc() - t0 < lim)
 			cpu_relax();
+		watchdog_resume(paused);
+		KT_ASSERT(pc->nmi_count == before + 1);
 		KT_ASSERT(pc->nmi_depth == 0);
 	}
 	return NULL;
@@ -206,16 +209,27 @@ struct order_ctx {
 
 static struct order_ctx order __aligned(CACHELINE_SIZE);
 
+/*
+ * Bounded (10 s) and for a CPU that is watched itself: not watched here
+ * (arch/watchdog.h). Both sides spin with interrupts off; on a loaded host
+ * the other vCPU thread can be off the host for longer than watchdog.ms,
+ * which the hard-lockup watchdog reported (seen at -smp 4 beside another
+ * 4-CPU QEMU: "watchdog: cpu=0 stuck for 2043 ms at wait_for+0x47").
+ */
 static bool wait_for(volatile uint32_t *p, uint32_t v)
 {
 	uint64_t t0 = rdtsc(), lim = tsc.hz * 10;
+	bool paused = watchdog_pause(), ok = true;
 
 	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
-		if (rdtsc() - t0 > lim || order.failed)
-			return false;
+		if (rdtsc() - t0 > lim || order.failed) {
+			ok = false;
+			break;
+		}
 		cpu_relax();
 	}
-	return true;
+	watchdog_resume(paused);
+	return ok;
 }
 
 static void order_a(void *arg)

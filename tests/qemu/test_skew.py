@@ -48,12 +48,14 @@ def summary(r):
                       [l for l in r.lines if keep.match(l)])
 
 
-def check_console_clock(r, n):
+def check_console_clock(r, n, untrusted=()):
     """Each AP's line is stamped on its own clock: its prefix is not before
     the now_ns it printed (read just before the line), and the boot CPU's
-    next line is not before it."""
+    next line is not before it, unless the AP is untrusted: its correction
+    is known only within a bound too wide to order lines milliseconds apart
+    (seen: a boot CPU line 3.7 ms "before" an untrusted AP's, loaded host)."""
     seen = 0
-    prev = None
+    prev = prev_cpu = None
     for l in r.out.split("\n"):
         m = PREFIXED.match(l)
         if not m:
@@ -65,9 +67,9 @@ def check_console_clock(r, n):
         cpu, now_us = int(a.group(1)), int(a.group(2)) // 1000
         assert now_us >= 0, l
         assert us >= now_us, f"cpu {cpu}: line stamped {us} us, before its clock read {now_us} us"
-        if prev is not None:
+        if prev is not None and cpu not in untrusted and prev_cpu not in untrusted:
             assert us >= prev, f"cpu {cpu}: line stamped {us} us, before the previous {prev} us"
-        prev = us
+        prev, prev_cpu = us, cpu
         seen += cpu != 0
     assert seen == n - 1, r.out
 
@@ -198,16 +200,19 @@ def check_skew(r, n, skew, strict):
         else:
             assert c["warps"] == 0, c
             assert within_20us(u, hz), c
+    # On a host too loaded to bound any AP (plain TCG only: strict above),
+    # no pair is trusted and the ordering ktest has nothing to compare; it
+    # must still skip exactly the untrusted pairs, and everything below
+    # holds whatever the load.
     trusted = n - len(warned)
-    if trusted < 2:
-        pytest.skip(f"host too loaded: {len(warned)} of {n - 1} APs could not be bounded")
     results = r.ktap()
     assert all(results.values()), summary(r)
     order = r.fields(r"^ktest: cross_cpu_order ")
-    assert int(order["pairs"]) == trusted * (trusted - 1) > 0, order
+    assert int(order["pairs"]) == trusted * (trusted - 1), order
+    assert int(order["untrusted_pairs"]) == n * (n - 1) - trusted * (trusted - 1), order
     assert int(order["violations"]) == 0, order
     assert r.fields(r"^ktest: tsc_sites ")["intact"] == "0"
-    check_console_clock(r, n)
+    check_console_clock(r, n, untrusted=warned)
     check_printed_conversions(r, n)
     return not warned
 

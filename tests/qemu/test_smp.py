@@ -17,8 +17,8 @@ def test_all_cpus_up_tcg(qemu, smp, machine, uefi):
 def test_all_cpus_up_icount(qemu):
     # Every ktest at 8 CPUs; the tracer flip stress with 3 switches (function, graph, nop):
     # at 8 vCPUs under icount a switch takes about 0.75 s of guest time (its code-change
-    # syncs), so the suite's 3 s cap let about 5 through at 55 s of test time, and
-    # test_ftrace.py runs the full count at 1, 2 and 3 CPUs.
+    # syncs), so the suite's default of 6 (every switch once, bounded by count, not time)
+    # would cost about 2 s more here, and test_ftrace.py runs 1000 at 1, 2 and 3 CPUs.
     r = qemu("run=ktest ktest.ftrace_flips=3 exit", smp=8, machine="q35", icount=True,
              timeout=400)
     cpus = check_all_up(r, 8, strict=True)
