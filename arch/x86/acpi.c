@@ -435,6 +435,7 @@ bool acpi_parse_root(const void *rsdp_ptr, struct acpi_info *info, void (*report
 		return false;
 	}
 	info->rsdp_revision = rsdp[15];
+	memcpy(info->rsdp, rsdp, rsdp[15] >= 2 ? RSDP_V2_LEN : RSDP_V1_LEN);
 	memcpy(info->oem_id, rsdp + 9, 6);
 	rsdt_phys = rd32(rsdp + 16);
 	if (info->rsdp_revision >= 2) {
@@ -470,6 +471,7 @@ bool acpi_parse_root(const void *rsdp_ptr, struct acpi_info *info, void (*report
 		return false;
 	}
 	info->found = true;
+	info->root_phys = root_ref.phys;
 	entry_size = info->use_xsdt ? 8 : 4;
 	n = (root->length - sizeof(*root)) / entry_size;
 	for (unsigned i = 0; i < n && info->table_count < ACPI_MAX_TABLES; i++) {

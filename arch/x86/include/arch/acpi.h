@@ -88,6 +88,8 @@ struct acpi_info {
 	uint8_t rsdp_revision;			/* 0 = ACPI 1.0, 2+ = has XSDT */
 	bool use_xsdt;				/* walked the XSDT (else RSDT) */
 	char oem_id[7];				/* from the RSDP */
+	uint8_t rsdp[36];			/* its bytes (20 before revision 2) */
+	uint64_t root_phys;			/* the XSDT or RSDT walked */
 	struct acpi_table_ref tables[ACPI_MAX_TABLES]; /* every table listed */
 	unsigned table_count;			/* entries in tables */
 	unsigned bad_tables;			/* failed validation */
@@ -138,6 +140,9 @@ extern struct acpi_info acpi;
  * BIOS area). Prints one line per table. Returns false if there is no ACPI.
  */
 bool acpi_init(const void *rsdp, unsigned rsdp_len, bool scan_bios);
+
+/* acpi.dump: print the tables found as Linux's acpidump does (after consoles_init). */
+void acpi_dump(void);
 
 /*
  * How the parser reaches a physical range: a pointer to len readable bytes,
