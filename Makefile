@@ -37,7 +37,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr.asm \
 	arch/x86/ftrace_entry.asm
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
-	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/paging.c \
+	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
 	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
@@ -230,7 +230,20 @@ run: deps
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_READ_SRCS)
-tools: $(BUILD)/tools/baretrace-decode
+tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi
+# baretrace-acpi: the kernel's ACPI parser (the same source) on acpidump text.
+# -Wno-array-bounds: GCC 12 at -O2 flags acpi_init()'s read of the BIOS data
+# area at its fixed address 0x40E, which the tool never calls.
+ACPI_TOOL_SRCS := tools/acpidump.c arch/x86/acpi.c trace/format.c
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-acpi,$(BUILD)/obj/baretrace-acpi,\
+	tools/baretrace-acpi.c $(ACPI_TOOL_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror \
+	-Wno-array-bounds -Iinclude -Iarch/x86/include))
+# The same under ASan/UBSan: what tests/tools/test_acpi_tool.py runs.
+ACPI_ASAN_CC = $(HOSTCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-array-bounds \
+	-fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-Iinclude -Iarch/x86/include
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-acpi-asan,$(BUILD)/obj/baretrace-acpi-asan,\
+	tools/baretrace-acpi.c $(ACPI_TOOL_SRCS),$(ACPI_ASAN_CC)))
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
 	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 # tools/tsc-warp: whether the host's CPUs' TSCs agree (why plain TCG's
@@ -240,7 +253,8 @@ $(eval $(call host_prog,$(BUILD)/tools/tsc-warp,$(BUILD)/obj/tsc-warp,tools/tsc-
 .PHONY: tsc-warp
 tsc-warp: $(BUILD)/tools/tsc-warp
 	$(BUILD)/tools/tsc-warp
-test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
+test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra \
+	$(BUILD)/tools/baretrace-acpi-asan
 	@scripts/deps.sh --only trace-cmd	# the trace.dat test reads with trace-cmd report
 	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, trace.dat via trace-cmd, damage); make usb"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
@@ -318,7 +332,21 @@ fuzz-persist: $(BUILD)/fuzz/fuzz_persist $(BUILD)/host/test_persist
 		-max_len=600000 -print_final_stats=1 persist-corpus persist-seeds > persist-log 2>&1 || \
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' persist-log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/persist-log
-fuzz: fuzz-persist
+fuzz: fuzz-persist fuzz-acpi
+# baretrace-acpi's reader, the kernel's ACPI parser and the summary, FUZZ_ACPI_TIME
+# seconds, from the dumps in tests/tools/acpi/.
+FUZZ_ACPI_TIME ?= 5
+$(eval $(call host_prog,$(BUILD)/fuzz/fuzz_acpidump,$(BUILD)/obj/fuzz_acpidump,\
+	tests/host/fuzz_acpidump.c $(ACPI_TOOL_SRCS),$(FUZZ_CC) -Iarch/x86/include))
+.PHONY: fuzz-acpi
+fuzz-acpi: $(BUILD)/fuzz/fuzz_acpidump
+	@rm -rf $(BUILD)/fuzz/acpi-seeds && mkdir -p $(BUILD)/fuzz/acpi-seeds $(BUILD)/fuzz/acpi-corpus
+	@cp tests/tools/acpi/*.dump $(BUILD)/fuzz/acpi-seeds/
+	@echo "== fuzz: acpidump reader + ACPI parser for $(FUZZ_ACPI_TIME) s (log: $(BUILD)/fuzz/acpi-log)"
+	$(Q)cd $(BUILD)/fuzz && ./fuzz_acpidump -max_total_time=$(FUZZ_ACPI_TIME) -timeout=10 \
+		-max_len=65536 -print_final_stats=1 acpi-corpus acpi-seeds > acpi-log 2>&1 || \
+		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' acpi-log; exit 1; }
+	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/acpi-log
 fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds

@@ -67,6 +67,7 @@ void kernel_main(uint32_t mbi_phys)
 	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
 		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
 	consoles_init();				/* SPCR, PCI, COM, fb; console= */
+	acpi_dump();					/* acpi.dump: tables as acpidump text */
 	tsc_init();					/* calibrate; printk gets a clock */
 	lapic_init_bsp();				/* local APIC, 8259s masked */
 	lapic_timer_calibrate();			/* timer rate against the TSC */

@@ -43,6 +43,7 @@
 #define FADT_X_PM_TMR_BLK	208
 #define FADT_FLAG_TMR_VAL_EXT	(1u << 8)
 #define FADT_FLAG_RESET_REG_SUP	(1u << 10)
+#define FADT_FLAG_HW_REDUCED	(1u << 20)	/* no fixed hardware: PM timer fields ignored */
 
 /* HPET table field offsets (IA-PC HPET specification 1.0a, table 3). */
 #define HPET_TBL_ADDRESS	40	/* GAS */
@@ -98,6 +99,14 @@ static bool mapped(uint64_t phys, uint64_t len)
 	return phys && phys + len >= phys && phys + len <= acpi_mapped_limit;
 }
 
+/* The kernel's view: identity-mapped physical memory below acpi_mapped_limit. */
+static const void *map_identity(uint64_t phys, uint64_t len)
+{
+	return mapped(phys, len) ? (const void *)(uintptr_t)phys : NULL;
+}
+
+const void *(*acpi_map)(uint64_t phys, uint64_t len) = map_identity;
+
 /* Validate the table at phys; returns it or NULL (and says why). */
 static const struct acpi_sdt_header *check_table(uint64_t phys, struct acpi_table_ref *ref,
 						 void (*report)(const char *))
@@ -107,13 +116,13 @@ static const struct acpi_sdt_header *check_table(uint64_t phys, struct acpi_tabl
 
 	memset(ref, 0, sizeof(*ref));
 	ref->phys = phys;
-	if (!mapped(phys, sizeof(*h))) {
+	h = acpi_map(phys, sizeof(*h));
+	if (!h) {
 		memcpy(ref->signature, "????", 4);
 		reportf(report, "acpi: table at 0x%llx is outside mapped memory; skipped",
 			(unsigned long long)phys);
 		return NULL;
 	}
-	h = (const struct acpi_sdt_header *)(uintptr_t)phys;
 	for (int i = 0; i < 4; i++) {
 		char c = h->signature[i];
 		ref->signature[i] = (c >= ' ' && c <= '~') ? c : '?';
@@ -121,7 +130,7 @@ static const struct acpi_sdt_header *check_table(uint64_t phys, struct acpi_tabl
 	ref->length = h->length;
 	if (h->length < sizeof(*h) || h->length > TABLE_MAX_LEN)
 		why = "implausible length";
-	else if (!mapped(phys, h->length))
+	else if (acpi_map(phys, h->length) != h)
 		why = "runs outside mapped memory";
 	else if (!acpi_checksum_ok(h, h->length))
 		why = "bad checksum";
@@ -146,19 +155,33 @@ static bool add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t uid,
 		info->cpu_skipped++;
 		return false;
 	}
-	for (unsigned i = 0; i < info->cpu_count; i++) {
-		if (info->cpus[i].apic_id == apic_id) {
+	struct acpi_cpu *c = NULL;
+
+	for (unsigned i = 0; i < info->cpu_count && !c; i++) {
+		if (info->cpus[i].apic_id != apic_id)
+			continue;
+		info->cpu_skipped++;
+		/*
+		 * Firmware that lists a CPU twice (an xAPIC and an x2APIC entry)
+		 * may mark only one of them enabled: that one describes the CPU.
+		 */
+		if (info->cpus[i].enabled || !(flags & MADT_CPU_ENABLED)) {
 			reportf(report, "acpi: madt cpu uid=%u repeats apic_id=%u; skipped",
 				uid, apic_id);
-			info->cpu_skipped++;
 			return false;
 		}
+		reportf(report, "acpi: madt cpu uid=%u repeats apic_id=%u, enabled where "
+			"uid=%u was not; this entry kept", uid, apic_id, info->cpus[i].uid);
+		c = &info->cpus[i];
 	}
-	if (info->cpu_count == ACPI_MAX_CPUS) {
+	if (!c && info->cpu_count == ACPI_MAX_CPUS) {
 		info->cpu_skipped++;
+		info->cpu_over++;
+		info->cpu_over_enabled += (flags & MADT_CPU_ENABLED) != 0;
 		return false;
 	}
-	struct acpi_cpu *c = &info->cpus[info->cpu_count++];
+	if (!c)
+		c = &info->cpus[info->cpu_count++];
 	c->apic_id = apic_id;
 	c->uid = uid;
 	c->enabled = flags & MADT_CPU_ENABLED;
@@ -236,18 +259,30 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 			if (len >= 12)
 				info->lapic_addr = rd64(e + 4);
 			break;
+		case MADT_NMI_SOURCE:
+			break;	/* not needed */
 		default:
-			break;	/* NMI sources and others: not needed */
+			/*
+			 * Types this parser does not read (IOSAPIC, GIC, the
+			 * reserved and OEM ranges): their length says where the
+			 * next entry starts, nothing else is assumed.
+			 */
+			info->madt_other++;
+			break;
 		}
 		off += len;
 	}
 	for (unsigned i = 0; i < info->cpu_count; i++)
 		enabled += info->cpus[i].enabled;
+	if (info->cpu_over)
+		reportf(report, "acpi: madt lists %u CPUs beyond the %u kept (%u of them enabled); "
+			"those are not started", info->cpu_over, ACPI_MAX_CPUS,
+			info->cpu_over_enabled);
 	reportf(report, "acpi: madt lapic=0x%llx cpus=%u enabled=%u skipped=%u "
-		"ioapics=%u overrides=%u nmis=%u",
+		"ioapics=%u overrides=%u nmis=%u other=%u",
 		(unsigned long long)info->lapic_addr, info->cpu_count, enabled,
 		info->cpu_skipped, info->ioapic_count, info->override_count,
-		info->nmi_count);
+		info->nmi_count, info->madt_other);
 }
 
 static void parse_hpet(const struct acpi_sdt_header *h, struct acpi_info *info,
@@ -292,6 +327,12 @@ static void parse_fadt(const struct acpi_sdt_header *h, struct acpi_info *info,
 	    rd64(p + FADT_X_PM_TMR_BLK + 4) && rd64(p + FADT_X_PM_TMR_BLK + 4) < 0x10000)
 		info->pm_timer_port = (uint32_t)rd64(p + FADT_X_PM_TMR_BLK + 4);
 	info->pm_timer_32bit = flags & FADT_FLAG_TMR_VAL_EXT;
+	if (flags & FADT_FLAG_HW_REDUCED) {
+		/* ACPI 6.4 5.2.9: OSPM ignores the fixed-hardware fields, timer included. */
+		info->hw_reduced = true;
+		info->pm_timer_port = 0;
+		reportf(report, "acpi: fadt hardware-reduced ACPI: no PM timer, no fixed hardware");
+	}
 	if ((flags & FADT_FLAG_RESET_REG_SUP) && h->length >= FADT_RESET_VALUE + 1) {
 		memcpy(&info->reset_reg, p + FADT_RESET_REG, sizeof(info->reset_reg));
 		info->reset_value = rd8(p + FADT_RESET_VALUE);
@@ -394,6 +435,7 @@ bool acpi_parse_root(const void *rsdp_ptr, struct acpi_info *info, void (*report
 		return false;
 	}
 	info->rsdp_revision = rsdp[15];
+	memcpy(info->rsdp, rsdp, rsdp[15] >= 2 ? RSDP_V2_LEN : RSDP_V1_LEN);
 	memcpy(info->oem_id, rsdp + 9, 6);
 	rsdt_phys = rd32(rsdp + 16);
 	if (info->rsdp_revision >= 2) {
@@ -429,6 +471,7 @@ bool acpi_parse_root(const void *rsdp_ptr, struct acpi_info *info, void (*report
 		return false;
 	}
 	info->found = true;
+	info->root_phys = root_ref.phys;
 	entry_size = info->use_xsdt ? 8 : 4;
 	n = (root->length - sizeof(*root)) / entry_size;
 	for (unsigned i = 0; i < n && info->table_count < ACPI_MAX_TABLES; i++) {

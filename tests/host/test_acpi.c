@@ -413,7 +413,7 @@ static uint8_t *make_madt(void)
 	m_lapic(5, 0xff, 1);		/* broadcast: skipped */
 	m_x2apic(0x100, 1, 6);		/* x2APIC-only id */
 	m_x2apic(0xffffffff, 1, 7);	/* broadcast: skipped */
-	m_x2apic(2, 1, 8);		/* repeats apic id 2: skipped */
+	m_x2apic(2, 1, 8);		/* repeats apic id 2, enabled: replaces it */
 	m_x2apic(0x101, 3, 9);		/* enabled and online-capable bits */
 	m_ioapic(0, 0xfec00000, 0);
 	m_ioapic(1, 0xfec01000, 24);
@@ -522,7 +522,7 @@ static void check_madt(void)
 	static const struct acpi_cpu want[] = {
 		{ 0, 0, true, false, false },
 		{ 1, 1, true, false, false },
-		{ 2, 2, false, false, false },
+		{ 2, 8, true, false, true },	/* the enabled repeat (uid 8) */
 		{ 3, 3, false, true, false },
 		{ 0x100, 6, true, false, true },
 		{ 0x101, 9, true, true, true },
@@ -543,7 +543,7 @@ static void check_madt(void)
 	expect_log("uid=4", "repeats apic_id=1");
 	expect_log("uid=5", "broadcast");
 	expect_log("uid=7", "broadcast");
-	expect_log("uid=8", "repeats apic_id=2");
+	expect_log("uid=8 repeats apic_id=2", "this entry kept");
 
 	assert_int_equal(info.ioapic_count, 2);
 	assert_int_equal(info.ioapics[0].id, 0);
@@ -571,7 +571,7 @@ static void check_madt(void)
 	assert_int_equal(info.nmis[2].uid, 0xffffffffu);
 	assert_int_equal(info.nmis[2].flags, 0xf);
 	assert_int_equal(info.nmis[2].lint, 1);
-	expect_log("madt", "cpus=6 enabled=4 skipped=4 ioapics=2 overrides=2 nmis=3");
+	expect_log("madt", "cpus=6 enabled=5 skipped=4 ioapics=2 overrides=2 nmis=3 other=1");
 }
 
 static void check_hpet_fadt(void)
@@ -1011,6 +1011,123 @@ static void test_many_tables(void **state)
 	assert_false(info.has_hpet);
 }
 
+/* Parse one MADT under an XSDT of its own. */
+static void parse_madt_built(void)
+{
+	uint8_t *t[1] = { tb_place() };
+
+	set.xsdt = make_xsdt(t, 1);
+	set.rsdp = make_rsdp(2, NULL, set.xsdt);
+	assert_true(acpi_parse_root(set.rsdp, &info, report));
+	assert_true(info.has_madt);
+}
+
+/*
+ * An x2APIC-only MADT (7 of 650 real machines): ids above 254, no xAPIC
+ * entry at all, with x2APIC NMI entries; every enabled one is a CPU.
+ */
+static void test_madt_x2apic_only(void **state)
+{
+	static const uint32_t ids[] = { 0, 2, 4, 6, 0x100, 0x102, 143 };
+
+	(void)state;
+	madt_begin(0xfee00000, 0);
+	for (unsigned i = 0; i < 7; i++)
+		m_x2apic(ids[i], 1, 100 + i);
+	m_x2apic(0x200, 0, 200);		/* present but disabled */
+	m_x2apic_nmi(5, 0xffffffff, 1);
+	parse_madt_built();
+	assert_int_equal(info.cpu_count, 8);
+	for (unsigned i = 0; i < 7; i++) {
+		assert_int_equal(info.cpus[i].apic_id, ids[i]);
+		assert_int_equal(info.cpus[i].uid, 100 + i);
+		assert_true(info.cpus[i].x2apic);
+		assert_true(info.cpus[i].enabled);
+	}
+	assert_false(info.cpus[7].enabled);
+	assert_int_equal(info.nmi_count, 1);
+	expect_log("acpi: madt lapic=0xfee00000 cpus=8 enabled=7 skipped=0", "other=0");
+}
+
+/*
+ * Entry types the parser does not read, reserved (0x7F, 0x18) and OEM
+ * (0x80, 0xFF) ones among them, each with a length of its own: stepped
+ * over by that length and counted; the CPUs around them all kept. The
+ * OEM entries carry bytes that would read as a LAPIC entry if the walk
+ * stepped by anything else.
+ */
+static void test_madt_unknown_types(void **state)
+{
+	(void)state;
+	madt_begin(0xfee00000, 1);
+	m_lapic(0, 0, 1);
+	tb_bytes((const uint8_t[]){ 0x7f, 4, 0, 8 }, 4);
+	m_lapic(1, 1, 1);
+	tb_bytes((const uint8_t[]){ 0xff, 10, 0, 8, 9, 9, 1, 0, 0, 0 }, 10);
+	m_x2apic(0x300, 1, 2);
+	tb_bytes((const uint8_t[]){ 0x80, 2 }, 2);
+	tb_bytes((const uint8_t[]){ 0x18, 3, 0 }, 3);
+	m_nmi_source(0, 5);			/* known, not needed: not counted */
+	m_lapic(3, 3, 1);
+	parse_madt_built();
+	assert_int_equal(info.cpu_count, 4);
+	assert_int_equal(info.cpus[0].apic_id, 0);
+	assert_int_equal(info.cpus[1].apic_id, 1);
+	assert_int_equal(info.cpus[2].apic_id, 0x300);
+	assert_int_equal(info.cpus[3].apic_id, 3);
+	assert_int_equal(info.madt_other, 4);
+	assert_int_equal(info.cpu_skipped, 0);
+	expect_log("acpi: madt ", "cpus=4 enabled=4 skipped=0 ioapics=0 overrides=0 nmis=0 other=4");
+}
+
+/* A CPU listed twice, disabled first and enabled second: the enabled entry describes it. */
+static void test_madt_repeat_enabled_wins(void **state)
+{
+	(void)state;
+	madt_begin(0xfee00000, 1);
+	m_lapic(0, 0, 1);
+	m_lapic(1, 1, 0);			/* disabled xAPIC entry */
+	m_x2apic(1, 1, 17);			/* the same CPU, enabled */
+	m_x2apic(0, 0, 18);			/* disabled repeat of an enabled one */
+	parse_madt_built();
+	assert_int_equal(info.cpu_count, 2);
+	assert_true(info.cpus[0].enabled);
+	assert_int_equal(info.cpus[0].uid, 0);
+	assert_true(info.cpus[1].enabled);
+	assert_int_equal(info.cpus[1].uid, 17);
+	assert_true(info.cpus[1].x2apic);
+	assert_int_equal(info.cpu_skipped, 2);
+	expect_log("uid=17 repeats apic_id=1", "this entry kept");
+	expect_log("uid=18 repeats apic_id=0", "skipped");
+}
+
+/* More CPUs than the kernel keeps: one line says how many are left out. */
+static void test_madt_more_cpus_than_max(void **state)
+{
+	(void)state;
+	madt_begin(0xfee00000, 0);
+	for (uint32_t i = 0; i < ACPI_MAX_CPUS + 30; i++)
+		m_x2apic(i, i % 10 == 0 ? 0 : 1, i);	/* every tenth disabled */
+	parse_madt_built();
+	assert_int_equal(info.cpu_count, ACPI_MAX_CPUS);
+	assert_int_equal(info.cpu_over, 30);
+	assert_int_equal(info.cpu_over_enabled, 27);	/* 256..285: 260, 270, 280 disabled */
+	expect_log("acpi: madt lists 30 CPUs beyond the 256 kept (27 of them enabled); "
+		   "those are not started", NULL);
+}
+
+/* The local APIC address override (type 5) replaces the 32-bit field, wherever it sits. */
+static void test_madt_lapic_override(void **state)
+{
+	(void)state;
+	madt_begin(0xfee00000, 0);
+	m_lapic_addr(0xfee10000ull);
+	m_lapic(0, 0, 1);
+	parse_madt_built();
+	assert_int_equal(info.lapic_addr, 0xfee10000ull);
+	expect_log("acpi: madt lapic=0xfee10000 ", NULL);
+}
+
 static void test_hpet_variants(void **state)
 {
 	uint8_t *t[1];
@@ -1148,6 +1265,51 @@ static void test_fadt_variants(void **state)
 	expect_log("fadt too short", NULL);
 }
 
+/*
+ * Hardware-reduced ACPI (FADT flag 20): the fixed-hardware fields are
+ * ignored, so a PM timer block left in them names no timer.
+ */
+static void test_fadt_hw_reduced(void **state)
+{
+	struct fadt_opts o = qemu_fadt;
+
+	(void)state;
+	o.flags |= 1u << 20;
+	parse_fadt_only(&o);
+	assert_true(info.has_fadt);
+	assert_true(info.hw_reduced);
+	assert_int_equal(info.pm_timer_port, 0);
+	expect_log("acpi: fadt hardware-reduced ACPI: no PM timer, no fixed hardware", NULL);
+	expect_log("acpi: fadt pm_timer=0x0 ", NULL);
+
+	/* The same table without the flag: the timer counts. */
+	o = qemu_fadt;
+	parse_fadt_only(&o);
+	assert_false(info.hw_reduced);
+	assert_int_equal(info.pm_timer_port, 0x608);
+}
+
+/* Each FADT revision's length: 1 (116), 2 (129), 3/4 (244), 5 (268), 6 (276). */
+static void test_fadt_revisions(void **state)
+{
+	static const uint32_t lens[] = { 116, 129, 244, 268, 276, 300 };
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct fadt_opts o = qemu_fadt;
+
+		o.len = lens[i];
+		o.x_tmr_addr = 0xb008;
+		nlog = 0;
+		parse_fadt_only(&o);
+		assert_true(info.has_fadt);
+		assert_true(info.pm_timer_32bit);
+		/* X_PM_TMR_BLK exists from 244 bytes on; before it, PM_TMR_BLK. */
+		assert_int_equal(info.pm_timer_port, lens[i] >= 220 ? 0xb008 : 0x608);
+		assert_int_equal(info.has_reset_reg, lens[i] >= 129);
+	}
+}
+
 /* acpi_init: the kernel's entry, printing through printk into acpi. */
 static void test_acpi_init(void **state)
 {
@@ -1186,6 +1348,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hpet_variants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fadt_variants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_madt_x2apic_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_madt_unknown_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_madt_repeat_enabled_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_madt_more_cpus_than_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_madt_lapic_override, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fadt_hw_reduced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fadt_revisions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acpi_init, setup, teardown),
 	};
 

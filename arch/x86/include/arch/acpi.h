@@ -88,6 +88,8 @@ struct acpi_info {
 	uint8_t rsdp_revision;			/* 0 = ACPI 1.0, 2+ = has XSDT */
 	bool use_xsdt;				/* walked the XSDT (else RSDT) */
 	char oem_id[7];				/* from the RSDP */
+	uint8_t rsdp[36];			/* its bytes (20 before revision 2) */
+	uint64_t root_phys;			/* the XSDT or RSDT walked */
 	struct acpi_table_ref tables[ACPI_MAX_TABLES]; /* every table listed */
 	unsigned table_count;			/* entries in tables */
 	unsigned bad_tables;			/* failed validation */
@@ -97,7 +99,10 @@ struct acpi_info {
 	uint32_t madt_flags;			/* bit 0: dual 8259 present */
 	struct acpi_cpu cpus[ACPI_MAX_CPUS];	/* processor entries in order */
 	unsigned cpu_count;			/* entries in cpus */
-	unsigned cpu_skipped;			/* duplicate/absurd entries dropped */
+	unsigned cpu_skipped;			/* duplicate/absurd/over-limit entries dropped */
+	unsigned cpu_over;			/* entries beyond ACPI_MAX_CPUS */
+	unsigned cpu_over_enabled;		/* of those, enabled ones */
+	unsigned madt_other;			/* entries of types not read (skipped by length) */
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
 	unsigned ioapic_count;
 	struct acpi_override overrides[ACPI_MAX_OVERRIDES];
@@ -113,6 +118,7 @@ struct acpi_info {
 	bool has_fadt;				/* a valid FADT was parsed */
 	uint32_t pm_timer_port;			/* ACPI PM timer I/O port, 0 = none */
 	bool pm_timer_32bit;			/* TMR_VAL_EXT: 32-bit counter */
+	bool hw_reduced;			/* HW_REDUCED_ACPI: no fixed hardware */
 	bool has_reset_reg;			/* FADT reset register usable */
 	struct acpi_gas reset_reg;		/* where to write */
 	uint8_t reset_value;			/* what to write */
@@ -135,7 +141,17 @@ extern struct acpi_info acpi;
  */
 bool acpi_init(const void *rsdp, unsigned rsdp_len, bool scan_bios);
 
-/* Parsing steps, exposed for host tests. */
+/* acpi.dump: print the tables found as Linux's acpidump does (after consoles_init). */
+void acpi_dump(void);
+
+/*
+ * How the parser reaches a physical range: a pointer to len readable bytes,
+ * or NULL. The kernel's maps identity below acpi_mapped_limit; a host tool
+ * points it into a dump of the tables.
+ */
+extern const void *(*acpi_map)(uint64_t phys, uint64_t len);
+
+/* Parsing steps, exposed for host tests and tools. */
 bool acpi_checksum_ok(const void *p, uint32_t len);
 bool acpi_parse_root(const void *rsdp, struct acpi_info *info, void (*report)(const char *));
 

@@ -1,0 +1,149 @@
+"""baretrace-acpi on hand-made acpidump text: each table's content chosen
+here, the tool's machine:/verdict: lines compared with it (docs/output.md)."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from acpidump_gen import (fadt, hpet, lapic, lapic_addr, madt, other, table, text,
+                          x2apic)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+TOOL = os.path.join(BUILD, "tools", "baretrace-acpi-asan")   # ASan/UBSan build
+FIXTURES = os.path.join(ROOT, "tests", "tools", "acpi")
+
+MACHINE = re.compile(r"^machine: cpus=(\d+) apic=(xapic|x2apic) max_apic_id=(\d+) hpet=(yes|no) "
+                     r"pm_timer=(none|io:0x[0-9a-f]+/(?:24|32)) hw_reduced=(yes|no) "
+                     r"serial=(none|spcr:\S+) ecam=(\d+)$")
+VERDICT = re.compile(r"^verdict: (boots|no): .+$")
+
+
+def run_tool(tmp_path, dump, name="m.txt"):
+    p = tmp_path / name
+    p.write_text(dump) if isinstance(dump, str) else p.write_bytes(dump)
+    r = subprocess.run([TOOL, str(p)], capture_output=True, text=True, timeout=30)
+    assert "runtime error" not in r.stderr and "Sanitizer" not in r.stderr, r.stderr
+    return r
+
+
+def summary(r):
+    lines = r.stdout.splitlines()
+    assert len(lines) >= 2, r.stdout + r.stderr
+    m = MACHINE.match(lines[-2])
+    assert m, lines[-2]
+    assert VERDICT.match(lines[-1]), lines[-1]
+    keys = ["cpus", "apic", "max_apic_id", "hpet", "pm_timer", "hw_reduced", "serial", "ecam"]
+    return dict(zip(keys, m.groups())), lines[-1]
+
+
+def test_x2apic_only_hw_reduced_no_hpet(tmp_path):
+    ids = [0, 2, 4, 6, 0x100, 0x102, 143]
+    cpus = [x2apic(i, 100 + n) for n, i in enumerate(ids)] + [x2apic(0x200, 9, flags=0)]
+    d = text([(0x7F000000, madt(cpus)), (0x7F001000, fadt(pm_tmr_blk=0x608, hw_reduced=True))])
+    r = run_tool(tmp_path, d)
+    s, verdict = summary(r)
+    assert r.returncode == 1, r.stdout
+    assert s == {"cpus": "7", "apic": "x2apic", "max_apic_id": str(0x102), "hpet": "no",
+                 "pm_timer": "none", "hw_reduced": "yes", "serial": "none", "ecam": "0"}
+    assert verdict.startswith("verdict: no: no timer to calibrate the TSC against"), verdict
+    assert "warning: hardware-reduced ACPI" in r.stdout
+    assert "warning: no HPET table" in r.stdout
+    # The kernel's own lines come first, at the dump's addresses.
+    assert "acpi: table=APIC addr=0x7f000000 " in r.stdout
+    assert "acpi: fadt hardware-reduced ACPI: no PM timer, no fixed hardware" in r.stdout
+
+
+def test_legacy_machine_32bit_pm_timer_hpet(tmp_path):
+    cpus = [lapic(i, i * 2) for i in range(6)] + [lapic(6, 0xFF, flags=0)]
+    d = text([(0xBFFE0000, fadt(pm_tmr_blk=0x1808, tmr_32=True)),
+              (0xBFFE1000, madt(cpus, flags=1)), (0xBFFE2000, hpet())])
+    r = run_tool(tmp_path, d)
+    s, verdict = summary(r)
+    assert r.returncode == 0, r.stdout
+    assert s == {"cpus": "6", "apic": "xapic", "max_apic_id": "10", "hpet": "yes",
+                 "pm_timer": "io:0x1808/32", "hw_reduced": "no", "serial": "none", "ecam": "0"}
+    assert verdict == "verdict: boots: the calibration can vote with PIT, HPET, PM timer; 6 CPUs start"
+
+
+def test_unknown_madt_types_skipped_by_length(tmp_path):
+    # OEM and reserved entries whose bytes would read as CPUs if misparsed.
+    ents = [lapic(0, 0), other(127, 4), lapic(1, 1), other(255, 10), other(0x80, 2),
+            x2apic(0x300, 2), lapic(3, 3)]
+    r = run_tool(tmp_path, text([(0x1000, madt(ents)), (0x2000, fadt())]))
+    s, _ = summary(r)
+    assert s["cpus"] == "4" and s["max_apic_id"] == str(0x300) and s["apic"] == "x2apic"
+    assert "other=3" in r.stdout
+
+
+@pytest.mark.parametrize("n", [1, 80, 256, 300])
+def test_cpu_counts(tmp_path, n):
+    r = run_tool(tmp_path, text([(0x100000, madt([x2apic(i, i) for i in range(n)]))]))
+    s, verdict = summary(r)
+    assert s["cpus"] == str(min(n, 256))
+    assert ("beyond the 256 kept" in r.stdout) == (n > 256)
+    assert ("warning: %d enabled CPUs, baretrace starts at most 256" % n in r.stdout) == (n > 256)
+
+
+def test_lapic_address_override(tmp_path):
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic_addr(0xFEE10000), lapic(0, 0)]))]))
+    assert "acpi: madt lapic=0xfee10000 " in r.stdout
+
+
+def test_bad_checksum_refused_with_a_line(tmp_path):
+    bad = bytearray(hpet())
+    bad[40] ^= 1
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic(0, 0)])), (0x2000, bytes(bad))]))
+    s, _ = summary(r)
+    assert "acpi: table=HPET addr=0x2000 len=56 bad checksum; skipped" in r.stdout
+    assert "warning: table HPET at 0x2000 failed its checks" in r.stdout
+    assert s["hpet"] == "no"
+
+
+def test_bad_length_refused(tmp_path):
+    t = bytearray(hpet())
+    t[4] = 200   # says 200 bytes, the dump holds 56
+    t[9] = 0
+    t[9] = (-sum(t)) & 0xFF
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic(0, 0)])), (0x2000, bytes(t))]))
+    assert "acpi: table=HPET addr=0x2000 len=200 runs outside mapped memory; skipped" in r.stdout
+
+
+def test_kernel_capture_with_timestamps_reads(tmp_path):
+    d = text([(0x1000, madt([lapic(0, 0), lapic(1, 1)]))])
+    log = "".join("[    1.000000] " + ln + "\n" for ln in d.splitlines())
+    s, _ = summary(run_tool(tmp_path, "boot: noise\n" + log))
+    assert s["cpus"] == "2"
+
+
+def test_not_an_acpidump_and_unreadable(tmp_path):
+    r = run_tool(tmp_path, "hello\nworld\n")
+    assert r.returncode == 2 and "not the text acpidump writes" in r.stderr
+    assert r.stdout == ""
+    r = subprocess.run([TOOL, str(tmp_path / "missing")], capture_output=True, text=True)
+    assert r.returncode == 3 and "missing" in r.stderr
+
+
+def test_damaged_dumps_never_crash(tmp_path):
+    good = text([(0x1000, madt([lapic(0, 0), x2apic(5, 1)])), (0x2000, fadt()),
+                 (0x3000, table("SSDT", b"\x00" * 30))])
+    lines = good.splitlines()
+    for cut in range(0, len(lines), 3):
+        r = run_tool(tmp_path, "\n".join(lines[:cut]) + "\n")
+        assert r.returncode in (0, 1, 2), r.stderr
+    # An offset out of order: that block stops there, with a line.
+    bad = good.replace("    0010:", "    0020:", 1)
+    r = run_tool(tmp_path, bad)
+    assert "offset 0x20 where 0x10 was expected" in r.stdout
+
+
+def test_real_vm_dump_firecracker():
+    # This development machine's own tables (a Firecracker VM, `acpidump`):
+    # hardware-reduced, no HPET, 2 CPUs (its /proc/cpuinfo has 2 processors).
+    r = subprocess.run([TOOL, os.path.join(FIXTURES, "firecracker-vm.dump")],
+                       capture_output=True, text=True)
+    lines = r.stdout.splitlines()
+    assert lines[-2] == ("machine: cpus=2 apic=xapic max_apic_id=1 hpet=no pm_timer=none "
+                         "hw_reduced=yes serial=none ecam=1"), r.stdout
+    assert r.returncode == 1
