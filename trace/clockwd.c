@@ -124,6 +124,34 @@ bool clockwd_skew_changed(int64_t old_skew, int64_t old_uncert, int64_t new_skew
 	return mag > u;
 }
 
+bool clockwd_changes_agree(int64_t a, uint64_t a_bound, int64_t b, uint64_t b_bound)
+{
+	__int128 d = (__int128)a - b;
+	unsigned __int128 mag = d < 0 ? (unsigned __int128)-d : (unsigned __int128)d;
+
+	return mag <= (unsigned __int128)a_bound + b_bound;
+}
+
+int clockwd_blame(const struct clockwd_skew_check *k, unsigned n, bool drift_exceeded)
+{
+	unsigned answered = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!k[i].answered)
+			continue;
+		if (!k[i].changed)
+			return CLOCKWD_BLAME_APS;	/* an AP agrees with the boot CPU */
+		answered++;
+		for (unsigned j = 0; j < i; j++)
+			if (k[j].answered && !clockwd_changes_agree(k[i].change, k[i].bound,
+								     k[j].change, k[j].bound))
+				return CLOCKWD_BLAME_APS;	/* they moved apart */
+	}
+	if (answered >= 2 || (answered == 1 && drift_exceeded))
+		return CLOCKWD_BLAME_BOOT;
+	return CLOCKWD_BLAME_APS;
+}
+
 char *clockwd_fmt_ppm(char *buf, size_t len, int64_t ppb)
 {
 	uint64_t m = ppb < 0 ? 0 - (uint64_t)ppb : (uint64_t)ppb;

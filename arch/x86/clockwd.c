@@ -104,6 +104,9 @@ static struct {
 	struct clockwd_drift last;	/* the last interval's figures */
 	struct clockwd_drift worst;	/* the one with the largest |drift| */
 	bool reported;			/* a drift was reported, clocks untrusted */
+	bool boot_moved;		/* the boot CPU's move was reported (report_boot) */
+	int64_t boot_change;		/* what it did to every AP's skew, cycles */
+	uint64_t boot_bound;		/* that figure's bound */
 } wd;
 
 static struct cwd_cpu {
@@ -222,33 +225,39 @@ static void mark_untrusted(struct percpu *pc)
 	__atomic_store_n(&pc->tsc_trusted, false, __ATOMIC_RELAXED);
 }
 
-static void check_drift(void)
+/* The interval since the last read: true if its drift exceeded its bound (*d its figures). */
+static bool check_drift(struct clockwd_drift *d)
 {
 	struct clockwd_sample s = sample();
 	struct calib_window w;
-	struct clockwd_drift d;
-	char a[32], b[32];
 
 	if (!wd.have_base) {
 		wd.base = s;
 		wd.have_base = true;
-		return;
+		return false;
 	}
 	if (s.tsc_after - wd.base.tsc_before > wd.max_cycles ||
-	    !clockwd_window(&wd.base, &s, &wd.ref, &w) || !clockwd_eval(&w, &wd.ref, &d)) {
+	    !clockwd_window(&wd.base, &s, &wd.ref, &w) || !clockwd_eval(&w, &wd.ref, d)) {
 		wd.skipped++;
 		wd.base = s;
-		return;
+		return false;
 	}
 	wd.base = s;
 	wd.checks++;
-	wd.last = d;
-	if (wd.checks == 1 || (d.drift_ppb < 0 ? -d.drift_ppb : d.drift_ppb) >
+	wd.last = *d;
+	if (wd.checks == 1 || (d->drift_ppb < 0 ? -d->drift_ppb : d->drift_ppb) >
 			      (wd.worst.drift_ppb < 0 ? -wd.worst.drift_ppb : wd.worst.drift_ppb))
-		wd.worst = d;
-	if (!d.exceeded)
-		return;
-	wd.exceeded++;
+		wd.worst = *d;
+	if (d->exceeded)
+		wd.exceeded++;
+	return d->exceeded;
+}
+
+/* A drift no AP's skew explains: every CPU shares the rate. */
+static void report_drift(const struct clockwd_drift *d)
+{
+	char a[32], b[32];
+
 	if (wd.reported)
 		return;		/* said once; the count goes on */
 	wd.reported = true;
@@ -256,24 +265,25 @@ static void check_drift(void)
 		if (cpus[c])
 			mark_untrusted(cpus[c]);
 	printk("clock: watchdog: tsc drift %s ppm against %s over %llu ms exceeds bound %s ppm: "
-	       "clocks marked untrusted\n", clockwd_fmt_ppm(a, sizeof(a), d.drift_ppb), wd.ref_name,
-	       (unsigned long long)((d.interval_ns + 500000) / 1000000),
-	       clockwd_fmt_ppm(b, sizeof(b), (int64_t)d.bound_ppb));
+	       "clocks marked untrusted\n", clockwd_fmt_ppm(a, sizeof(a), d->drift_ppb), wd.ref_name,
+	       (unsigned long long)((d->interval_ns + 500000) / 1000000),
+	       clockwd_fmt_ppm(b, sizeof(b), (int64_t)d->bound_ppb));
 }
 
-static void check_skew(unsigned c, bool quiet)
+/* Re-measure AP c's skew into *k (answered false: no figures this time). */
+static void check_skew(unsigned c, bool quiet, struct clockwd_skew_check *k)
 {
 	struct percpu *pc = cpus[c];
-	struct cwd_cpu *k = &cwd_cpu[c];
-	int64_t skew, uncert, change;
-	uint64_t bound;
+	struct cwd_cpu *kc = &cwd_cpu[c];
+	int64_t skew, uncert;
 	int r;
 
+	*k = (struct clockwd_skew_check){ 0 };
 	r = smp_tsc_remeasure(c, SKEW_WAIT_MS, &skew, &uncert);
 	if (r == SMP_RESYNC_NONE)
 		return;
 	if (r != SMP_RESYNC_OK) {
-		if (k->missed++ || quiet)
+		if (kc->missed++ || quiet)
 			return;		/* said once (never in the shell); counted */
 		if (r == SMP_RESYNC_VECTOR)
 			printk("clock: watchdog: cpu=%u cannot be asked: vector 0x%x is taken; its "
@@ -283,31 +293,75 @@ static void check_skew(unsigned c, bool quiet)
 			       "re-measured this time\n", c, SKEW_WAIT_MS);
 		return;
 	}
-	k->checks++;
-	k->skew = skew;
-	k->uncert = uncert;
-	bool changed = clockwd_skew_changed(pc->tsc_skew, pc->tsc_skew_uncert, skew, uncert,
-					    &change, &bound);
-	uint64_t mag = change < 0 ? 0 - (uint64_t)change : (uint64_t)change;
-	uint64_t worst = k->worst_change < 0 ? 0 - (uint64_t)k->worst_change : (uint64_t)k->worst_change;
-	if (k->checks == 1 || mag > worst) {
-		k->worst_change = change;
-		k->worst_bound = bound;
+	kc->checks++;
+	kc->skew = skew;
+	kc->uncert = uncert;
+	k->answered = true;
+	k->changed = clockwd_skew_changed(pc->tsc_skew, pc->tsc_skew_uncert, skew, uncert,
+					  &k->change, &k->bound);
+	uint64_t mag = k->change < 0 ? 0 - (uint64_t)k->change : (uint64_t)k->change;
+	uint64_t worst = kc->worst_change < 0 ? 0 - (uint64_t)kc->worst_change :
+			 (uint64_t)kc->worst_change;
+	if (kc->checks == 1 || mag > worst) {
+		kc->worst_change = k->change;
+		kc->worst_bound = k->bound;
 	}
-	if (!changed || k->reported)
+}
+
+/* AP c's skew moved on its own: its clock alone is untrusted. */
+static void report_ap(unsigned c, const struct clockwd_skew_check *k)
+{
+	struct percpu *pc = cpus[c];
+
+	if (cwd_cpu[c].reported)
 		return;
-	k->reported = true;
+	cwd_cpu[c].reported = true;
 	mark_untrusted(pc);
 	printk("clock: watchdog: cpu=%u tsc skew changed by %lld cycles (from %lld to %lld) "
-	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)change,
-	       (long long)pc->tsc_skew, (long long)skew, (unsigned long long)bound);
+	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)k->change,
+	       (long long)pc->tsc_skew, (long long)cwd_cpu[c].skew, (unsigned long long)k->bound);
+}
+
+/*
+ * Every AP's skew moved alike: the boot CPU's TSC moved by minus that
+ * much (a skew is an AP's reading minus the boot CPU's).  Its clock alone
+ * is untrusted; the APs keep theirs, whose mutual order still holds.
+ */
+static void report_boot(const struct clockwd_skew_check *k, unsigned n)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	uint64_t bound = 0;
+
+	if (wd.boot_moved)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		if (!k[i].answered)
+			continue;
+		lo = k[i].change < lo ? k[i].change : lo;
+		hi = k[i].change > hi ? k[i].change : hi;
+		bound = k[i].bound > bound ? k[i].bound : bound;
+	}
+	/* Every figure lies within bound of the move; so do later ones that it explains. */
+	wd.boot_moved = true;
+	wd.boot_change = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
+	wd.boot_bound = bound + ((uint64_t)hi - (uint64_t)lo + 1) / 2;
+	mark_untrusted(cpus[0]);
+	printk("clock: watchdog: cpu=0 tsc moved: every AP's skew changed alike, by %lld..%lld "
+	       "cycles (bounds up to %llu cycles): clock marked untrusted\n", (long long)lo,
+	       (long long)hi, (unsigned long long)bound);
 }
 
 void clock_watchdog_poll(bool quiet)
 {
 	static bool busy;
+	static struct clockwd_skew_check k[MAX_CPUS];	/* k[c - 1]: AP c's */
+	struct clockwd_drift d;
+	unsigned n = 0;
 
-	if (wd.state != CWD_ON || this_cpu()->cpu != 0 || busy)
+	if (this_cpu()->cpu != 0 || busy)
+		return;
+	tsc_inject_step_poll();	/* inject.tsc_step_ms=: say when it happened */
+	if (wd.state != CWD_ON)
 		return;
 	if (!tracing_on()) {
 		wd.have_base = false;	/* nothing recorded: start afresh when it is */
@@ -317,11 +371,28 @@ void clock_watchdog_poll(bool quiet)
 		return;
 	busy = true;
 	bool first = !wd.have_base;
-	check_drift();
-	if (!first)
-		for (unsigned c = 1; c < cpu_count; c++)
+	bool drift = check_drift(&d);
+	if (!first) {
+		for (unsigned c = 1; c < cpu_count; c++, n++) {
+			k[c - 1] = (struct clockwd_skew_check){ 0 };
 			if (cpus[c] && cpus[c]->online)
-				check_skew(c, quiet);
+				check_skew(c, quiet, &k[c - 1]);
+		}
+	}
+	/* What the boot CPU's reported move explains is no AP's change. */
+	for (unsigned i = 0; wd.boot_moved && i < n; i++)
+		if (k[i].answered && k[i].changed &&
+		    clockwd_changes_agree(k[i].change, k[i].bound, wd.boot_change, wd.boot_bound))
+			k[i].changed = false;
+	if (clockwd_blame(k, n, drift) == CLOCKWD_BLAME_BOOT) {
+		report_boot(k, n);	/* explains the drift too: the boot CPU read the reference */
+	} else {
+		if (drift)
+			report_drift(&d);
+		for (unsigned i = 0; i < n; i++)
+			if (k[i].answered && k[i].changed)
+				report_ap(i + 1, &k[i]);
+	}
 	busy = false;
 }
 

@@ -113,7 +113,25 @@ struct skew_sample {
 	uint64_t ap_tsc;		/* the AP's reading a of the best sample */
 	uint64_t bsp_tsc;		/* the BSP's reading m it is matched with */
 	unsigned samples;		/* round trips made */
+	bool beyond;			/* |a - m| + uncert > INT64_MAX: skew saturated */
 };
+
+/*
+ * a - m exactly (both real 64-bit readings, so their difference is one of
+ * [-2^64 + 1, 2^64 - 1]), as the skew to store: a skew whose interval
+ * [d - u, d + u] does not fit a signed 64-bit figure cannot be corrected
+ * (the conversion subtracts it modulo 2^64, so one wrong by 2^64 would
+ * look right) and is saturated, with *beyond set: the CPU is untrusted.
+ */
+static int64_t skew_of(uint64_t a, uint64_t m, uint64_t u, bool *beyond)
+{
+	__int128 d = (__int128)a - (__int128)m;
+
+	*beyond = d + (__int128)u > INT64_MAX || d - (__int128)u < -(__int128)INT64_MAX;
+	if (d > INT64_MAX)
+		return INT64_MAX;
+	return d < -(__int128)INT64_MAX ? -INT64_MAX : (int64_t)d;
+}
 
 extern const uint8_t trampoline_start[], trampoline_end[];
 
@@ -369,8 +387,8 @@ static bool smp_pingpong(struct skew_sample *out, const struct pingpong_limits *
 			best = t1 - t0;
 			m.ap_tsc = a;
 			m.bsp_tsc = t0 + (t1 - t0) / 2;
-			m.skew = (int64_t)(a - m.bsp_tsc);
 			m.uncert = (int64_t)((t1 - t0 + 1) / 2);
+			m.skew = skew_of(a, m.bsp_tsc, (uint64_t)m.uncert, &m.beyond);
 		}
 	}
 	__atomic_store_n(&sync.phase, SYNC_IDLE, __ATOMIC_RELEASE);
@@ -473,6 +491,14 @@ static void measure_tsc(struct percpu *pc)
 	ok = smp_pingpong(&m, &bringup_limits);
 	if (!ok)
 		failed = "ping-pong";
+	if (ok && m.beyond) {
+		printk("smp: cpu=%u WARNING: TSC skew of about %s%llu cycles with bound %lld is beyond "
+		       "what a signed 64-bit skew holds; not corrected, its stamps are marked "
+		       "untrusted\n", pc->cpu, m.skew < 0 ? "-" : "",
+		       (unsigned long long)(m.skew < 0 ? -m.skew : m.skew), (long long)m.uncert);
+		ok = false;
+		failed = NULL;	/* said here */
+	}
 	if (ok && tsc.tsc_adjust && m.skew && (m.skew > 2 * m.uncert || -m.skew > 2 * m.uncert)) {
 		printk("smp: cpu=%u tsc_skew_cycles=%lld: correcting with IA32_TSC_ADJUST\n",
 		       pc->cpu, (long long)m.skew);
@@ -515,7 +541,7 @@ static void measure_tsc(struct percpu *pc)
 	       pc->cpu, pc->apic_id, (long long)m.skew, (long long)m.uncert,
 	       (unsigned long long)warps);
 	/* Every reason that applies: a wide bound explains warps after correction. */
-	if (!ok)
+	if (!ok && failed)
 		printk("smp: cpu=%u WARNING: TSC measurement did not complete (%s timed out); "
 		       "its stamps are marked untrusted\n", pc->cpu, failed);
 	if (ok && !smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz))
@@ -616,7 +642,6 @@ void smp_init(void)
 	uint64_t t0 = rdtsc();
 	unsigned present = 0, next = 1;
 	struct percpu *bsp = cpus[0];
-	int64_t inject = 0;
 
 	trap_set_handler(VEC_CALL, on_call_ipi);
 	trap_set_handler(VEC_NMI, on_nmi);
@@ -628,7 +653,7 @@ void smp_init(void)
 	       bsp->apic_id);
 
 	/* Before any AP runs kernel code; with one CPU too (inject.tsc_drift_ppm=). */
-	inject = tsc_inject_init();
+	tsc_inject_init();
 	if (present > 1 && !tramp_page_free()) {
 		printk("smp: the trampoline page 0x%x is not free RAM; APs not started\n",
 		       TRAMP_BASE);
@@ -659,7 +684,7 @@ void smp_init(void)
 				printk("smp: no memory for cpu %u; not started\n", next);
 				break;
 			}
-			pc->tsc_inject = inject;
+			pc->tsc_inject = tsc_inject_skew(next);
 			tracing_prepare_ap(next);	/* its buffer's memory, built by the AP */
 			if (!start_ap(pc)) {
 				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",

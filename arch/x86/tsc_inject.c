@@ -64,6 +64,7 @@
 #include <arch/percpu.h>
 #include <arch/text_poke.h>
 #include <arch/trap.h>
+#include <arch/tsc.h>
 #include <arch/tsc_inject.h>
 #include <arch/tsc_site.h>
 #include "kernel/cmdline.h"
@@ -75,7 +76,7 @@
 #define OP_RDTSCP_1	0x01	/* 0f 01 f9 */
 #define OP_RDTSCP_2	0xF9
 #define OP_UD2		0x0B	/* 0f 0b */
-#define SKEW_MAX	(1ll << 62)
+#define SKEW_MAX	INT64_MAX	/* any skew a signed 64-bit figure holds */
 #define DRIFT_MAX_PPM	500000	/* 50%: readings stay increasing, figures stay printable */
 
 static int64_t inject_tsc_skew;
@@ -98,12 +99,45 @@ CMDLINE_OPTION(inject_tsc_step, .name = "inject.tsc_step", .type = OPT_INT,
 
 static uint64_t inject_step_cpu = 1;
 CMDLINE_OPTION(inject_tsc_step_cpu, .name = "inject.tsc_step_cpu", .type = OPT_UINT,
-	       .var = &inject_step_cpu, .min = 1, .max = MAX_CPUS - 1,
-	       .help = "test facility: the CPU inject.tsc_step= steps");
+	       .var = &inject_step_cpu, .min = 0, .max = MAX_CPUS - 1,
+	       .help = "test facility: the CPU inject.tsc_step= steps (0: the boot CPU)");
+
+static uint64_t inject_step_ms;
+CMDLINE_OPTION(inject_tsc_step_ms, .name = "inject.tsc_step_ms", .type = OPT_UINT,
+	       .var = &inject_step_ms, .min = 0, .max = 600000,
+	       .help = "test facility: inject.tsc_step= happens this many ms after bring-up, "
+		       "on that CPU's first TSC read from then on; 0 = at the end of bring-up");
+
+static uint64_t inject_skew_cpu;	/* 0: every AP */
+CMDLINE_OPTION(inject_tsc_skew_cpu, .name = "inject.tsc_skew_cpu", .type = OPT_UINT,
+	       .var = &inject_skew_cpu, .min = 1, .max = MAX_CPUS - 1,
+	       .help = "test facility: inject.tsc_skew= on this AP only, the other APs get "
+		       "inject.tsc_skew_others=; unset: every AP");
+
+static int64_t inject_skew_others;
+CMDLINE_OPTION(inject_tsc_skew_others, .name = "inject.tsc_skew_others", .type = OPT_INT,
+	       .var = &inject_skew_others, .min = (uint64_t)-SKEW_MAX, .max = (uint64_t)SKEW_MAX,
+	       .help = "test facility: with inject.tsc_skew_cpu=, the skew of every other AP");
+
+static uint64_t inject_drift_cpu = MAX_CPUS;	/* MAX_CPUS: every CPU */
+CMDLINE_OPTION(inject_tsc_drift_cpu, .name = "inject.tsc_drift_cpu", .type = OPT_UINT,
+	       .var = &inject_drift_cpu, .min = 0, .max = MAX_CPUS - 1,
+	       .help = "test facility: inject.tsc_drift_ppm= on this CPU alone; unset: every CPU");
 
 static bool active;
 static uint64_t drift_anchor;	/* real TSC at patching: the drift starts there */
 static int64_t drift_ppm;	/* inject.tsc_drift_ppm= once patched */
+static uint32_t drift_cpu;	/* the CPU it applies to; MAX_CPUS: all */
+
+/*
+ * inject.tsc_step_ms=: the step waits in step_pending until the stepping
+ * CPU's own trap reads a real TSC at or past step_at; that CPU alone then
+ * adds it to its tsc_inject (so no other CPU ever writes it) and records
+ * the reading in step_done_at for tsc_inject_step_poll() to report.
+ */
+static int64_t step_pending;	/* the step still to happen; 0: none */
+static uint64_t step_at;	/* real TSC from which it happens */
+static uint64_t step_done_at;	/* real TSC at which it happened; 0: not yet */
 
 static struct tsc_site *sites_begin(void) { return __start_tsc_sites; }
 static struct tsc_site *sites_end(void) { return __stop_tsc_sites; }
@@ -171,7 +205,13 @@ static void on_ud(struct trap_frame *f)
 	else
 		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	v = ((uint64_t)hi << 32) | lo;
-	if (drift_ppm && v > drift_anchor)
+	if (__atomic_load_n(&step_pending, __ATOMIC_RELAXED) && this_cpu()->cpu == inject_step_cpu &&
+	    v >= step_at) {
+		/* The owner alone writes its tsc_inject; step_pending is cleared once. */
+		this_cpu()->tsc_inject += __atomic_exchange_n(&step_pending, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&step_done_at, v, __ATOMIC_RELEASE);
+	}
+	if (drift_ppm && v > drift_anchor && (drift_cpu >= MAX_CPUS || this_cpu()->cpu == drift_cpu))
 		v += (uint64_t)(int64_t)((__int128)(v - drift_anchor) * drift_ppm / 1000000);
 	v += (uint64_t)__atomic_load_n(&this_cpu()->tsc_inject, __ATOMIC_RELAXED);
 	f->rax = (uint32_t)v;
@@ -196,35 +236,49 @@ static void sort_sites(void)
 	}
 }
 
-int64_t tsc_inject_init(void)
+/* A negative skew must leave every AP's reading positive (see above). */
+static bool skew_fits(int64_t skew, uint64_t now, const char *name)
 {
-	int64_t skew = inject_tsc_skew;
+	if (skew >= 0 || (uint64_t)-skew < now)
+		return true;
+	printk("tsc: %s=%lld would make the APs' TSC negative (the boot CPU's reads %llu); not "
+	       "injected\n", name, (long long)skew, (unsigned long long)now);
+	return false;
+}
+
+bool tsc_inject_init(void)
+{
 	unsigned n = tsc_sites_count();
 	uint64_t now;
 
 	if (active)
-		return skew;
-	if (!skew && !inject_drift_ppm && !inject_step)
-		return 0;
-	now = rdtsc();
-	if (skew < 0 && (uint64_t)-skew >= now) {
-		printk("tsc: inject.tsc_skew=%lld would make the APs' TSC negative (the boot CPU's "
-		       "reads %llu); not injected\n", (long long)skew, (unsigned long long)now);
-		inject_tsc_skew = skew = 0;
-		if (!inject_drift_ppm && !inject_step)
-			return 0;
+		return true;
+	if (inject_skew_others && !inject_skew_cpu) {
+		printk("tsc: inject.tsc_skew_others= needs inject.tsc_skew_cpu=; ignored\n");
+		inject_skew_others = 0;
 	}
+	if (!inject_tsc_skew && !inject_skew_others && !inject_drift_ppm && !inject_step)
+		return false;
+	now = rdtsc();
+	if (!skew_fits(inject_tsc_skew, now, "inject.tsc_skew"))
+		inject_tsc_skew = 0;
+	if (!skew_fits(inject_skew_others, now, "inject.tsc_skew_others"))
+		inject_skew_others = 0;
+	if (!inject_tsc_skew && !inject_skew_others && !inject_drift_ppm && !inject_step)
+		return false;
 	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++) {
 		if (!site_original(s)) {
 			printk("tsc: inject.tsc_skew: the TSC read at %p is not the instruction "
 			       "listed; not injected\n", (void *)(uintptr_t)s->addr);
-			return 0;
+			inject_tsc_skew = inject_skew_others = 0;
+			return false;
 		}
 	}
 	sort_sites();
 	trap_set_handler(VEC_UD, on_ud);
 	drift_anchor = now;
 	drift_ppm = inject_drift_ppm;
+	drift_cpu = (uint32_t)inject_drift_cpu;
 	active = true;	/* before the first rewritten site can run */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (const struct tsc_site *s = sites_begin(); s < sites_end(); s++) {
@@ -232,17 +286,48 @@ int64_t tsc_inject_init(void)
 		text_poke((void *)(uintptr_t)(s->addr + 1), &ud2, 1);	/* .text is read-only */
 	}
 	cpuid(0, 0);	/* serialising: no stale prefetch of a rewritten site */
-	if (skew)
+	if (inject_tsc_skew && !inject_skew_cpu)
 		printk("tsc: inject.tsc_skew=%lld: %u TSC reads rewritten; every AP's TSC reads that "
-		       "many cycles ahead of the boot CPU's\n", (long long)skew, n);
-	if (drift_ppm)
+		       "many cycles ahead of the boot CPU's\n", (long long)inject_tsc_skew, n);
+	else if (inject_skew_cpu)
+		printk("tsc: inject.tsc_skew=%lld: %u TSC reads rewritten; cpu=%llu's TSC reads that "
+		       "many cycles ahead of the boot CPU's, every other AP's %lld "
+		       "(inject.tsc_skew_others=)\n", (long long)inject_tsc_skew, n,
+		       (unsigned long long)inject_skew_cpu, (long long)inject_skew_others);
+	if (drift_ppm && drift_cpu >= MAX_CPUS)
 		printk("tsc: inject.tsc_drift_ppm=%lld: %u TSC reads rewritten; every CPU's TSC "
 		       "reads that many ppm fast from now on\n", (long long)drift_ppm, n);
+	else if (drift_ppm)
+		printk("tsc: inject.tsc_drift_ppm=%lld: %u TSC reads rewritten; cpu=%u's TSC "
+		       "reads that many ppm fast from now on\n", (long long)drift_ppm, n, drift_cpu);
 	if (inject_step)
 		printk("tsc: inject.tsc_step=%lld: %u TSC reads rewritten; cpu=%llu's TSC will "
-		       "jump at the end of bring-up\n", (long long)inject_step, n,
-		       (unsigned long long)inject_step_cpu);
-	return skew;
+		       "jump %llu ms after the end of bring-up\n", (long long)inject_step, n,
+		       (unsigned long long)inject_step_cpu, (unsigned long long)inject_step_ms);
+	return true;
+}
+
+int64_t tsc_inject_skew(unsigned cpu)
+{
+	if (!active || cpu == 0)
+		return 0;
+	if (!inject_skew_cpu || cpu == inject_skew_cpu)
+		return inject_tsc_skew;
+	return inject_skew_others;
+}
+
+static void say_step(uint64_t at)
+{
+	uint64_t per_ms = tsc.hz / 1000;
+
+	if (!at || !per_ms) {
+		printk("tsc: inject.tsc_step=%lld: cpu=%llu's TSC jumped by that many cycles\n",
+		       (long long)inject_step, (unsigned long long)inject_step_cpu);
+		return;
+	}
+	printk("tsc: inject.tsc_step=%lld: cpu=%llu's TSC jumped by that many cycles, %llu ms "
+	       "after bring-up\n", (long long)inject_step, (unsigned long long)inject_step_cpu,
+	       (unsigned long long)((at - (step_at - inject_step_ms * per_ms)) / per_ms));
 }
 
 void tsc_inject_step(void)
@@ -254,11 +339,28 @@ void tsc_inject_step(void)
 	if (!pc || !pc->online) {
 		printk("tsc: inject.tsc_step_cpu=%llu: no such CPU online; no step\n",
 		       (unsigned long long)inject_step_cpu);
+		inject_step = 0;
+	} else if (inject_step_ms && tsc.hz) {
+		/* Real TSC: the boot CPU's, unskewed (its tsc_inject is 0 until a step). */
+		step_at = rdtsc() - (uint64_t)this_cpu()->tsc_inject + inject_step_ms * (tsc.hz / 1000);
+		__atomic_store_n(&step_pending, inject_step, __ATOMIC_RELAXED);	/* on_ud applies it */
 	} else {
 		/* One aligned store; the owner's next trap reads it (relaxed load in on_ud). */
 		__atomic_store_n(&pc->tsc_inject, pc->tsc_inject + inject_step, __ATOMIC_RELAXED);
-		printk("tsc: inject.tsc_step=%lld: cpu=%llu's TSC jumped by that many cycles\n",
-		       (long long)inject_step, (unsigned long long)inject_step_cpu);
+		say_step(0);
+		inject_step = 0;	/* once */
 	}
-	inject_step = 0;	/* once */
+}
+
+void tsc_inject_step_poll(void)
+{
+	uint64_t at;
+
+	if (!inject_step || !inject_step_ms)
+		return;
+	at = __atomic_load_n(&step_done_at, __ATOMIC_ACQUIRE);
+	if (!at)
+		return;
+	say_step(at);
+	inject_step = 0;	/* reported: once */
 }

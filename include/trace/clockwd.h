@@ -74,6 +74,42 @@ uint64_t clockwd_max_cycles(const struct clockwd_ref *ref, uint64_t tsc_hz);
 bool clockwd_skew_changed(int64_t old_skew, int64_t old_uncert, int64_t new_skew,
 			  int64_t new_uncert, int64_t *change, uint64_t *bound);
 
+/* One AP's skew re-measure in a watchdog check. */
+struct clockwd_skew_check {
+	bool answered;			/* it answered: the figures below are real */
+	bool changed;			/* clockwd_skew_changed() said so */
+	int64_t change;			/* new skew - bring-up skew, cycles */
+	uint64_t bound;			/* the change's bound, cycles */
+};
+
+enum clockwd_blame {
+	CLOCKWD_BLAME_APS = 0,		/* each AP whose skew changed moved */
+	CLOCKWD_BLAME_BOOT = 1,		/* the boot CPU moved: every AP's skew changed alike */
+};
+
+/*
+ * Which clock moved, from one check's figures.  A skew relates two clocks,
+ * an AP's and the boot CPU's, so one AP's change cannot say which of the
+ * two moved; the simplest explanation (one clock moved) decides:
+ *  - every AP that answered changed, by amounts that agree pairwise
+ *    within their bounds (|c_i - c_j| <= b_i + b_j: one move of the boot
+ *    CPU shifts every skew by the same amount, each measured within its
+ *    bound), and either two or more APs answered or the reference saw the
+ *    boot CPU's TSC move in this interval (drift_exceeded: a third clock
+ *    against it): the boot CPU moved;
+ *  - otherwise each AP that changed moved (one AP and a quiet reference:
+ *    the reference agrees with the boot CPU).
+ * k[0..n) are the APs' checks (the boot CPU has none).
+ */
+int clockwd_blame(const struct clockwd_skew_check *k, unsigned n, bool drift_exceeded);
+
+/*
+ * Two skew changes that one move explains: |a - b| <= a_bound + b_bound,
+ * exactly (no overflow).  Also how a later check tells an AP's change
+ * that the boot CPU's known move already explains from a move of its own.
+ */
+bool clockwd_changes_agree(int64_t a, uint64_t a_bound, int64_t b, uint64_t b_bound);
+
 /* ppb as "[-]<ppm>.<3 decimals>" into buf; returns buf. */
 char *clockwd_fmt_ppm(char *buf, size_t len, int64_t ppb);
 

@@ -109,6 +109,17 @@ static bool ensure_pool(uint64_t need, uint32_t nr_cpus)
 	return true;
 }
 
+/*
+ * A TSC that went backwards in a CPU's buffer (clamped by a writer, or
+ * found by the reader) is one whose stamps cannot be trusted, whatever
+ * the bring-up measured: the U legend says so.
+ */
+static void distrust_backwards(const struct dump_stats *ds, struct dump_clock *clk)
+{
+	if (ds->clock_backwards)
+		clk->flags &= ~DUMP_CLOCK_TRUSTED;
+}
+
 static bool take_snapshot(void)
 {
 	static uint64_t first[MAX_CPUS], count[MAX_CPUS];
@@ -150,6 +161,7 @@ static bool take_snapshot(void)
 		ring_buffer_stats(ring_buffer_cpu(&trace_rb, c), &st);
 		dump_stats_from_rb(&s->stats, c, &st);
 		dump_cpu_clock(c, &s->clock);
+		distrust_backwards(&s->stats, &s->clock);
 	}
 	have_snapshot = true;
 	dump_id++;
@@ -284,6 +296,7 @@ static bool walk_live(void)
 		ring_buffer_stats(cb, &st);
 		dump_stats_from_rb(&ds, c, &st);
 		dump_cpu_clock(c, &clk);
+		distrust_backwards(&ds, &clk);
 		if (cb->nr_slots) {	/* the placeholder has no ring */
 			ring_walk_state(cb, &ws);
 			w.slots = cb->slots;

@@ -248,6 +248,64 @@ static void test_skew_changed(void **state)
 	assert_int_equal(b, (uint64_t)INT64_MAX * 2);
 }
 
+/*
+ * Which clock moved.  Each case is what one fault leaves (the figures are
+ * the skews' changes as the kernel measures them): the verdict is the
+ * fault's clock.  Mutations caught: blame always the APs (the boot CPU's
+ * step cases), the agreement test dropped or made one-sided (the APs
+ * moving apart, by +/- amounts), one AP alone taken as the boot CPU
+ * without the reference's word, an AP that did not answer counted as
+ * agreeing, an unchanged AP ignored.
+ */
+#define AP(ch, c, b)	{ .answered = true, .changed = (ch), .change = (c), .bound = (b) }
+#define SILENT		{ .answered = false }
+
+static void test_blame(void **state)
+{
+	(void)state;
+	/* The boot CPU stepped by +3000: every AP's skew reads about -3000. */
+	struct clockwd_skew_check boot3[] = { AP(true, -3034, 1279), AP(true, -2764, 1008) };
+	assert_int_equal(clockwd_blame(boot3, 2, false), CLOCKWD_BLAME_BOOT);
+	assert_int_equal(clockwd_blame(boot3, 2, true), CLOCKWD_BLAME_BOOT);
+	/* One AP only: the reference decides. */
+	assert_int_equal(clockwd_blame(boot3, 1, true), CLOCKWD_BLAME_BOOT);
+	assert_int_equal(clockwd_blame(boot3, 1, false), CLOCKWD_BLAME_APS);
+	/* Two APs stepped apart (+3000 and -3000): each moved. */
+	struct clockwd_skew_check apart[] = { AP(true, 3000, 1000), AP(true, -3000, 1000) };
+	assert_int_equal(clockwd_blame(apart, 2, false), CLOCKWD_BLAME_APS);
+	assert_int_equal(clockwd_blame(apart, 2, true), CLOCKWD_BLAME_APS);
+	/* Just apart: |c_i - c_j| one more than b_i + b_j; just together: equal. */
+	struct clockwd_skew_check edge_out[] = { AP(true, 5001, 1000), AP(true, 3000, 1000) };
+	struct clockwd_skew_check edge_in[] = { AP(true, 5000, 1000), AP(true, 3000, 1000) };
+	assert_int_equal(clockwd_blame(edge_out, 2, false), CLOCKWD_BLAME_APS);
+	assert_int_equal(clockwd_blame(edge_in, 2, false), CLOCKWD_BLAME_BOOT);
+	struct clockwd_skew_check edge_out2[] = { AP(true, 3000, 1000), AP(true, 5001, 1000) };
+	assert_int_equal(clockwd_blame(edge_out2, 2, false), CLOCKWD_BLAME_APS);
+	/* One AP of two stepped: that AP (the other agrees with the boot CPU). */
+	struct clockwd_skew_check one[] = { AP(false, 12, 1000), AP(true, 1000000, 1000) };
+	assert_int_equal(clockwd_blame(one, 2, false), CLOCKWD_BLAME_APS);
+	assert_int_equal(clockwd_blame(one, 2, true), CLOCKWD_BLAME_APS);
+	/* An unchanged AP whose figure is near the others' still clears the boot CPU. */
+	struct clockwd_skew_check near[] = { AP(false, -500, 1000), AP(true, -3000, 2600) };
+	assert_int_equal(clockwd_blame(near, 2, true), CLOCKWD_BLAME_APS);
+	/* An AP that did not answer says nothing either way. */
+	struct clockwd_skew_check quiet[] = { SILENT, AP(true, -3000, 500), AP(true, -3100, 500) };
+	assert_int_equal(clockwd_blame(quiet, 3, false), CLOCKWD_BLAME_BOOT);
+	struct clockwd_skew_check quiet1[] = { SILENT, AP(true, -3000, 500) };
+	assert_int_equal(clockwd_blame(quiet1, 2, false), CLOCKWD_BLAME_APS);
+	assert_int_equal(clockwd_blame(quiet1, 2, true), CLOCKWD_BLAME_BOOT);
+	/* Nobody answered, or no AP: nothing to blame on the boot CPU. */
+	struct clockwd_skew_check none[] = { SILENT, SILENT };
+	assert_int_equal(clockwd_blame(none, 2, true), CLOCKWD_BLAME_APS);
+	assert_int_equal(clockwd_blame(NULL, 0, true), CLOCKWD_BLAME_APS);
+	/* Changes near the int64 ends compare exactly (no overflow). */
+	struct clockwd_skew_check far[] = { AP(true, INT64_MAX, 0), AP(true, INT64_MIN, 0) };
+	assert_int_equal(clockwd_blame(far, 2, false), CLOCKWD_BLAME_APS);
+	struct clockwd_skew_check wide[] = { AP(true, INT64_MAX, UINT64_MAX),
+					     AP(true, INT64_MIN, UINT64_MAX) };
+	assert_int_equal(clockwd_blame(wide, 2, false), CLOCKWD_BLAME_BOOT);
+}
+
 static void test_fmt_ppm(void **state)
 {
 	char buf[32];
@@ -271,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_rounding_term),
 		cmocka_unit_test(test_eval_refuses),
 		cmocka_unit_test(test_skew_changed),
+		cmocka_unit_test(test_blame),
 		cmocka_unit_test(test_fmt_ppm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

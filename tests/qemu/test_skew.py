@@ -246,11 +246,11 @@ def test_no_injection_rewrites_nothing(qemu):
 
 def test_skew_that_cannot_be_honoured(qemu):
     """A negative skew as large as the TSC itself is refused (the APs' TSC
-    must stay positive); one beyond 2^62 is rejected by the parser."""
+    must stay positive); one beyond 2^63 - 1 is rejected by the parser."""
     r = qemu(f"run=ktest ktest=tsc_sites_intact,cross_cpu_order exit inject.tsc_skew={-2**62} "
-             f"inject.tsc_skew={2**62 + 1}", smp=2)
+             f"inject.tsc_skew={2**63}", smp=2)
     assert r.rc == 0, r.out
-    assert r.has(rf"^cmdline: inject\.tsc_skew={2**62 + 1}: invalid value: out of range")
+    assert r.has(rf"^cmdline: inject\.tsc_skew={2**63}: invalid value: out of range")
     assert r.has(rf"^tsc: inject\.tsc_skew={-2**62} would make the APs' TSC negative "
                  r"\(the boot CPU's reads \d+\); not injected$"), r.out
     assert r.fields(r"^ktest: tsc_sites ")["inject"] == "no"

@@ -10,19 +10,25 @@
 #include <stdint.h>
 
 /*
- * Boot CPU, before any AP runs kernel code: if inject.tsc_skew,
- * inject.tsc_drift_ppm or inject.tsc_step is set and can be honoured,
- * rewrite every TSC read to trap and return the skew to store in each
- * AP's percpu.tsc_inject (0 without inject.tsc_skew); otherwise 0
- * (nothing touched).
+ * Boot CPU, before any AP runs kernel code: if inject.tsc_skew (or
+ * inject.tsc_skew_others), inject.tsc_drift_ppm or inject.tsc_step is set
+ * and can be honoured, rewrite every TSC read to trap and return true;
+ * otherwise false (nothing touched).
  */
-int64_t tsc_inject_init(void);
+bool tsc_inject_init(void);
+
+/* The skew to store in CPU cpu's percpu.tsc_inject before it starts (0: none). */
+int64_t tsc_inject_skew(unsigned cpu);
 
 /*
- * inject.tsc_step=: step the chosen CPU's TSC now, once (the clock watchdog
- * calls it as it starts; nothing without the option).
+ * inject.tsc_step=: at the end of bring-up (the clock watchdog calls it as
+ * it starts), step the chosen CPU's TSC now, or arm the step to happen
+ * inject.tsc_step_ms= later; once.  Nothing without the option.
  */
 void tsc_inject_step(void);
+
+/* Boot CPU, from a poll: say once that an armed step happened. */
+void tsc_inject_step_poll(void);
 
 /* True once tsc_inject_init() has rewritten the TSC reads. */
 bool tsc_inject_active(void);
