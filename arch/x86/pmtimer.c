@@ -1,23 +1,55 @@
 /*
  * ACPI PM timer (ACPI 6.x, 4.8.3.3): a 3.579545 MHz counter at an I/O
- * port, 24 bits wide unless the FADT says 32 (TMR_VAL_EXT). It wraps every
- * 4.7 s (24-bit); windows use modular deltas. Same bracketing and bound as
- * the HPET (hpet.c).
+ * port.  The FADT's TMR_VAL_EXT flag claims 32 bits, else 24.  The kernel
+ * counts 24 bits whatever the claim, as Linux does (ACPI_PM_MASK):
+ *  - a 24-bit timer claimed as 32 (firmware gets this wrong) wraps every
+ *    2^24 / 3579545 Hz = 4.687 s while a 32-bit mask takes it to wrap
+ *    every 1200 s; an interval that spans a real wrap then reads 2^24
+ *    ticks short (the watchdog saw a 6 s interval as a 3.6e6 ppm drift);
+ *  - a true 32-bit timer's low 24 bits are a correct 24-bit timer, so
+ *    masking loses only length: windows and watchdog intervals are kept
+ *    below half and a quarter of the 4.687 s wrap, far above the 50 ms
+ *    windows calibration uses.
+ * Windows use modular deltas.  Same bracketing and bound as the HPET
+ * (hpet.c).
+ *
+ * inject.pm_timer_bits=24|32 (a test facility) makes the kernel take the
+ * FADT to claim that width.
  */
 #include <stddef.h>
 #include <arch/cpu.h>
 #include <arch/io.h>
 #include <arch/timers.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
 
 #define WAIT_LIMIT	100000000ull
 
 static uint16_t port;	/* 0 = not usable */
-static uint32_t mask;	/* 0xFFFFFF or 0xFFFFFFFF */
+#define PMTIMER_MASK	0xFFFFFFu	/* 24 bits, whatever the FADT claims */
+
+static const uint32_t mask = PMTIMER_MASK;
+
+/* inject.pm_timer_bits=: what the FADT is taken to claim (test facility). */
+static const char *const claim_choices[] = { "fadt", "24", "32", NULL };
+static int inject_claim;	/* index in claim_choices; 0 = the FADT's own claim */
+CMDLINE_OPTION(inject_pm_timer_bits, .name = "inject.pm_timer_bits", .type = OPT_ENUM,
+	       .var = &inject_claim, .choices = claim_choices,
+	       .help = "test facility: take the FADT to claim this PM timer width (24 or 32 bits), "
+		       "whatever the timer's own");
 
 void pmtimer_init(uint16_t p, unsigned bits)
 {
+	if (inject_claim) {
+		unsigned claim = inject_claim == 1 ? 24 : 32;
+		printk("pmtimer: inject.pm_timer_bits=%u: taking the FADT to claim %u bits "
+		       "(it claims %u)\n", claim, claim, bits);
+		bits = claim;
+	}
 	port = p;
-	mask = bits == 32 ? 0xFFFFFFFFu : 0xFFFFFFu;
+	if (bits == 32)
+		printk("pmtimer: the FADT claims 32 bits; counting 24, which every PM timer "
+		       "has (a 24-bit one claimed as 32 would read 2^24 ticks short across a wrap)\n");
 	if (port) {	/* it must move */
 		uint32_t a = inl(port) & mask;
 		for (uint32_t i = 0; i < 100000 && (inl(port) & mask) == a; i++)
