@@ -194,7 +194,8 @@ def test_bad_values(qemu):
     """Each bad value named, with what is accepted; the last good one used.
     No icount, no demo: the options are read before anything runs."""
     r = qemu("clock.watchdog_ms=abc clock.watchdog_ms=60001 clock.watchdog_ref=pit "
-             "inject.tsc_drift_ppm=500001 inject.tsc_step_cpu=0 inject.pm_timer_bits=25 exit", smp=1, timeout=60)
+             "inject.tsc_drift_ppm=500001 inject.tsc_step_cpu=0 inject.pm_timer_bits=25 "
+             "inject.pmtimer_ppm=500001 inject.cpuid_hz=5 exit", smp=1, timeout=60)
     assert r.rc == 0, r.out
     for opt, val, why in [
         ("clock.watchdog_ms", "abc", r""),
@@ -203,10 +204,13 @@ def test_bad_values(qemu):
         ("inject.tsc_drift_ppm", "500001", r".*-500000\.\.500000"),
         ("inject.tsc_step_cpu", "0", r".*1\.\.255"),
         ("inject.pm_timer_bits", "25", r".*fadt.*24.*32"),
+        ("inject.pmtimer_ppm", "500001", r".*-500000\.\.500000"),
+        ("inject.cpuid_hz", "5", r""),
     ]:
         assert r.has(rf"^cmdline: {re.escape(opt)}={val}: invalid value: {why}.*; left unchanged$"), \
             (opt, r.out)
     assert not r.has(r"inject\.tsc_drift_ppm=.*rewritten"), r.out
+    assert not r.has(r"^(tsc|pmtimer): inject\.(cpuid_hz|pmtimer_ppm|pm_timer_bits)="), r.out
 
 
 @pytest.mark.parametrize("claim", [24, 32])
