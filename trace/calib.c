@@ -105,6 +105,49 @@ bool calib_agree(const struct calib_ref *a, const struct calib_ref *b)
 	return d <= allowed;
 }
 
+/* |a - b| as a part of the lower of the two, in ppb. */
+static uint64_t diff_sym_ppb(uint64_t a, uint64_t b)
+{
+	uint64_t d = calib_diff_ppb(a, b), e = calib_diff_ppb(b, a);
+
+	return d > e ? d : e;
+}
+
+bool calib_agree_tight(const struct calib_ref *a, const struct calib_ref *b)
+{
+	return diff_sym_ppb(a->hz, b->hz) <= a->err_ppb + b->err_ppb;
+}
+
+/*
+ * A read-only figure's truth interval is hz +- tol, but nothing measured
+ * it: a CPUID 0x15 crystal figure 150 ppm off still agrees pairwise with
+ * right references (150 <= 100 + 100 + err), and with err 0 its bound
+ * (100 ppm) is the smallest, so it won.  Each measured reference says the
+ * truth lies within its err + tol of its own figure; a figure outside
+ * any of those intervals is one the measurements do not confirm.
+ */
+static bool confirmed_mask(const struct calib_ref *r, unsigned n, unsigned m, unsigned i)
+{
+	if (!r[i].read_only)
+		return true;
+	for (unsigned j = 0; j < n; j++)
+		if ((m >> j & 1) && j != i && !r[j].read_only &&
+		    diff_sym_ppb(r[i].hz, r[j].hz) > r[j].err_ppb + r[j].tol_ppb)
+			return false;
+	return true;
+}
+
+bool calib_confirmed(const struct calib_ref *refs, unsigned n, const bool *in_group, unsigned i)
+{
+	unsigned m = 0;
+
+	if (n > CALIB_MAX_REFS)
+		n = CALIB_MAX_REFS;
+	for (unsigned j = 0; j < n; j++)
+		m |= (unsigned)in_group[j] << j;
+	return i < n && confirmed_mask(refs, n, m, i);
+}
+
 static unsigned popcount(unsigned m)
 {
 	return (unsigned)__builtin_popcount(m);
@@ -116,15 +159,32 @@ static uint64_t total_ppb(const struct calib_ref *r)
 	return r->err_ppb + r->tol_ppb;
 }
 
-/* The member of group m with the smallest total bound (lowest index on ties). */
+/*
+ * The member of group m with the smallest total bound (lowest index on
+ * ties) among those the group's measurements confirm; if none is (a group
+ * of read-only figures alone), among all of m.
+ */
 static int best_of(const struct calib_ref *r, unsigned n, unsigned m)
 {
 	int best = -1;
 
-	for (unsigned i = 0; i < n; i++)
-		if ((m >> i & 1) && (best < 0 || total_ppb(&r[i]) < total_ppb(&r[best])))
-			best = (int)i;
+	for (int pass = 0; pass < 2 && best < 0; pass++)
+		for (unsigned i = 0; i < n; i++)
+			if ((m >> i & 1) && (pass || confirmed_mask(r, n, m, i)) &&
+			    (best < 0 || total_ppb(&r[i]) < total_ppb(&r[best])))
+				best = (int)i;
 	return best;
+}
+
+/* Pairs of group m that agree within their measured bounds alone. */
+static unsigned tight_in(const struct calib_ref *r, unsigned n, unsigned m)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			k += (m >> i & 1) && (m >> j & 1) && calib_agree_tight(&r[i], &r[j]);
+	return k;
 }
 
 static unsigned fixed_in(const struct calib_ref *r, unsigned n, unsigned m)
@@ -145,13 +205,27 @@ static bool better(const struct calib_ref *r, unsigned n, unsigned m, unsigned g
 		return popcount(m) > popcount(g);
 	if (fixed_in(r, n, m) != fixed_in(r, n, g))
 		return fixed_in(r, n, m) > fixed_in(r, n, g);
+	/* Issue 30: a PM timer 250 ppm fast and a right PIT each agreed with an
+	 * HPET (tolerance 500 ppm), and the smaller bound of the two pairs won,
+	 * so noise in err chose.  The HPET agreed with the PIT within err
+	 * (0.09 ppm apart): that is what the figures say. */
+	if (tight_in(r, n, m) != tight_in(r, n, g))
+		return tight_in(r, n, m) > tight_in(r, n, g);
 	return total_ppb(&r[best_of(r, n, m)]) < total_ppb(&r[best_of(r, n, g)]);
+}
+
+/* Do groups m and g rank alike (neither better)? */
+static bool alike(const struct calib_ref *r, unsigned n, unsigned m, unsigned g)
+{
+	return popcount(m) == popcount(g) && fixed_in(r, n, m) == fixed_in(r, n, g) &&
+	       tight_in(r, n, m) == tight_in(r, n, g);
 }
 
 int calib_consensus(const struct calib_ref *refs, unsigned n, bool *in_group,
 		    enum calib_verdict *verdict)
 {
 	unsigned usable = 0, group = 0, fixed_outside = 0, fixed_inside;
+	bool tied = false;
 	int win;
 
 	if (n > CALIB_MAX_REFS)
@@ -170,8 +244,16 @@ int calib_consensus(const struct calib_ref *refs, unsigned n, bool *in_group,
 			for (unsigned j = i + 1; j < n && all; j++)
 				if ((m >> i & 1) && (m >> j & 1) && !calib_agree(&refs[i], &refs[j]))
 					all = false;
-		if (all && better(refs, n, m, group))
+		if (!all)
+			continue;
+		if (better(refs, n, m, group)) {
+			/* Better by the bound alone is no better by the figures:
+			 * still a tie; better by a rank ends any tie. */
+			tied = group && popcount(m) >= 2 && alike(refs, n, m, group);
 			group = m;
+		} else if (alike(refs, n, m, group) && popcount(m) >= 2) {
+			tied = true;	/* as good as the best by every rank */
+		}
 	}
 	if (!group) {
 		*verdict = CALIB_NONE;
@@ -184,6 +266,8 @@ int calib_consensus(const struct calib_ref *refs, unsigned n, bool *in_group,
 	fixed_outside = fixed_in(refs, n, usable & ~group);
 	if (popcount(usable) == 1)
 		*verdict = CALIB_SOLE;
+	else if (tied)
+		*verdict = CALIB_TIED;
 	else if (popcount(group) >= 2)
 		*verdict = CALIB_AGREED;
 	else if (fixed_inside && !fixed_outside)

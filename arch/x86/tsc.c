@@ -61,6 +61,11 @@ static const char *const ref_names[NREFS] = { "pit", "hpet", "pmtimer", "cpuid" 
 static const uint64_t ref_tol_ppb[NREFS] = { 100000, 500000, 100000, CPUID_CRYSTAL_PPB };
 static const bool ref_fixed_rate[NREFS] = { true, false, true, false };
 
+static uint64_t inject_cpuid_hz;	/* inject.cpuid_hz=, 0 = none */
+CMDLINE_OPTION(inject_cpuid_hz, .name = "inject.cpuid_hz", .type = OPT_UINT,
+	       .var = &inject_cpuid_hz, .min = CALIB_HZ_MIN, .max = CALIB_HZ_MAX,
+	       .help = "test facility: take CPUID 0x15 to report this TSC frequency (Hz)");
+
 static const char *const clock_choices[] = { "auto", "pit", "hpet", "pmtimer", "cpuid", NULL };
 static int clock_choice;		/* index in clock_choices; 0 = auto */
 static uint64_t user_hz;		/* tsc_hz=, 0 = calibrate */
@@ -144,7 +149,9 @@ static void detect_references(void)
 		refs[REF_PMTIMER].present = pmtimer_ready();
 		refs[REF_PMTIMER].absent = "the PM timer does not count";
 	}
-	if (cpuid(0, 0).eax < 0x15)
+	if (inject_cpuid_hz)
+		refs[REF_CPUID].present = true;
+	else if (cpuid(0, 0).eax < 0x15)
 		refs[REF_CPUID].absent = "the CPU has no CPUID leaf 0x15";
 	else
 		refs[REF_CPUID].present = true;
@@ -250,7 +257,13 @@ static void measure_cpuid(struct ref *ref)
 	struct cpuid_regs r15 = cpuid(0x15, 0);
 	uint32_t max_leaf = cpuid(0, 0).eax;
 
-	if (r15.eax && r15.ebx && r15.ecx) {
+	if (inject_cpuid_hz) {
+		printk("tsc: inject.cpuid_hz=%llu: taking CPUID 0x15 to report a TSC frequency of "
+		       "%llu Hz\n", (unsigned long long)inject_cpuid_hz,
+		       (unsigned long long)inject_cpuid_hz);
+		ref->r.hz = inject_cpuid_hz;
+		ref->r.err_ppb = 0;
+	} else if (r15.eax && r15.ebx && r15.ecx) {
 		/* Exact for the nominal crystal; its tolerance is in tol. */
 		ref->r.hz = (uint64_t)r15.ecx * r15.ebx / r15.eax;
 		ref->r.err_ppb = 0;
@@ -297,6 +310,7 @@ static void fill_calib_refs(struct calib_ref *cr)
 			.hz = refs[i].r.hz,
 			.err_ppb = refs[i].r.err_ppb,
 			.tol_ppb = ref_tol_ppb[i],
+			.read_only = i == REF_CPUID,	/* read, not measured */
 		};
 }
 
@@ -361,7 +375,17 @@ static int pick(void)
 		       ref_names[i]);
 		refs[i].broken = true;
 	}
-	if (v == CALIB_OUTRANKED)
+	for (int i = 0; i < NREFS; i++)
+		if (in[i] && i != best && !calib_confirmed(cr, NREFS, in, (unsigned)i))
+			printk("tsc: ref=%s's figure, read and not measured, lies outside the bound of "
+			       "a measured reference (" PPM_FMT " ppm from ref=%s); %s is not the "
+			       "winner\n", ref_names[i], PPM_ARG(calib_diff_ppb(cr[i].hz, cr[best].hz)),
+			       ref_names[best], ref_names[i]);
+	if (v == CALIB_TIED)
+		printk("tsc: the vote is tied: another group of references agrees as closely as %s "
+		       "and disagrees with it; ref=%s is used for its bound, and nothing decides "
+		       "between them\n", group, ref_names[best]);
+	else if (v == CALIB_OUTRANKED)
 		printk("tsc: no two references agree; ref=%s is used: its rate is fixed by the "
 		       "architecture, the others' are reported by the hardware\n", ref_names[best]);
 	else if (v == CALIB_UNRESOLVED)

@@ -61,9 +61,20 @@ uint64_t calib_diff_ppb(uint64_t a, uint64_t b);
  * groups of one size, the one with more architecturally fixed rates (PIT,
  * PM timer: their rate is defined by the platform, not read from the
  * firmware or the hardware) wins, then the one whose best bound is
- * smallest.  The winner is the group's member with the smallest bound on
- * the truth, err_ppb + tol_ppb.  A reference outside the group is not
- * used, whatever its bound.
+ * smallest.  (Amended, issue 30:) between groups of one size and rank,
+ * the one whose members agree within their measured bounds alone (err,
+ * no tolerance: "tight" pairs) wins: a tolerance says how far a figure
+ * may be off, not that it is; two groups still alike are CALIB_TIED.
+ * The winner is the group's member with the smallest bound on the truth,
+ * err_ppb + tol_ppb, among those the measurements confirm: a read_only
+ * figure (nothing measured it) is a candidate only if it lies within
+ * err + tol of every measured member of the group.  A reference outside
+ * the group is not used, whatever its bound.
+ *
+ * Assumed: no two references are wrong alike.  Two that are (a PIT and a
+ * PM timer sharing one bad crystal, an HPET period and a CPUID figure
+ * both misreported by one firmware) form a group that outvotes a right
+ * one; the kernel can only say that a reference was outvoted.
  */
 #define CALIB_MAX_REFS		8
 
@@ -73,6 +84,8 @@ struct calib_ref {
 	uint64_t hz;			/* TSC frequency it gives */
 	uint64_t err_ppb;		/* measurement against it */
 	uint64_t tol_ppb;		/* its oscillator's tolerance */
+	bool read_only;			/* a figure read (CPUID), not measured: err_ppb is
+					 * its rounding, nothing checked it */
 };
 
 enum calib_verdict {
@@ -81,10 +94,21 @@ enum calib_verdict {
 	CALIB_AGREED,			/* two or more agree */
 	CALIB_OUTRANKED,		/* none agree: the winner is fixed-rate, others not */
 	CALIB_UNRESOLVED,		/* none agree, all of one rank: smallest bound */
+	CALIB_TIED,			/* two groups agree alike and rank alike: smallest bound,
+					 * and nothing decides between them */
 };
 
 /* Do references a and b agree? */
 bool calib_agree(const struct calib_ref *a, const struct calib_ref *b);
+
+/* Do a and b agree within their measured bounds alone (err, no tol)? */
+bool calib_agree_tight(const struct calib_ref *a, const struct calib_ref *b);
+
+/*
+ * Is refs[i] confirmed by the measured members of the group in_group
+ * (within err + tol of each)?  A measured reference always is.
+ */
+bool calib_confirmed(const struct calib_ref *refs, unsigned n, const bool *in_group, unsigned i);
 
 /*
  * Pick the winner of refs[0..n) (n <= CALIB_MAX_REFS): its index, or -1.

@@ -122,16 +122,16 @@ enum { PIT, HPET, PMT, CPUID, N };
 static void refs_truth(struct calib_ref *r, uint64_t hz)
 {
 	/* PIT and PM timer fixed-rate; bounds as measured under icount. */
-	r[PIT] = (struct calib_ref){ true, true, hz, 650, 100 * PPM };
-	r[HPET] = (struct calib_ref){ true, false, hz, 400, 500 * PPM };
-	r[PMT] = (struct calib_ref){ true, true, hz, 5700, 100 * PPM };
-	r[CPUID] = (struct calib_ref){ false, false, 0, 0, 0 };
+	r[PIT] = (struct calib_ref){ true, true, hz, 650, 100 * PPM, false };
+	r[HPET] = (struct calib_ref){ true, false, hz, 400, 500 * PPM, false };
+	r[PMT] = (struct calib_ref){ true, true, hz, 5700, 100 * PPM, false };
+	r[CPUID] = (struct calib_ref){ false, false, 0, 0, 0, false };
 }
 
 static void test_agree_counts_bounds_and_tolerances(void **state)
 {
-	struct calib_ref a = { true, true, 1000000000, 1000, 100 * PPM };
-	struct calib_ref b = { true, true, 1000000000, 2000, 100 * PPM };
+	struct calib_ref a = { true, true, 1000000000, 1000, 100 * PPM, false };
+	struct calib_ref b = { true, true, 1000000000, 2000, 100 * PPM, false };
 
 	(void)state;
 	/* 203 ppm allowed: 1 + 2 + 100 + 100. */
@@ -202,7 +202,7 @@ static void test_two_that_disagree(void **state)
 	/* CPUID's crystal competes like the HPET: outranked by the PIT. */
 	refs_truth(r, 1000000000);
 	r[HPET].usable = r[PMT].usable = false;
-	r[CPUID] = (struct calib_ref){ true, false, 1500000000, 0, 100 * PPM };
+	r[CPUID] = (struct calib_ref){ true, false, 1500000000, 0, 100 * PPM, true };
 	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
 	assert_int_equal(v, CALIB_OUTRANKED);
 }
@@ -233,12 +233,101 @@ static void test_majority_beats_bound(void **state)
 
 	(void)state;
 	refs_truth(r, 1000000000);
-	r[CPUID] = (struct calib_ref){ true, false, 1000100000, 0, 100 * PPM };
+	r[CPUID] = (struct calib_ref){ true, false, 1000100000, 0, 100 * PPM, true };
 	r[PIT].hz = 1002000000;		/* the PIT alone is off */
 	r[PIT].err_ppb = 1;
 	assert_int_equal(calib_consensus(r, N, in, &v), CPUID);
 	assert_int_equal(v, CALIB_AGREED);
 	assert_true(in[HPET] && in[PMT] && in[CPUID] && !in[PIT]);
+}
+
+/*
+ * Issue 30, defect 3: a PM timer 250 ppm fast and a right PIT each agree
+ * with an HPET (tolerance 500 ppm), in two groups of one size and rank.
+ * The old tie-break, the smaller err + tol, went to the PM timer whenever
+ * its err came out smaller than the PIT's (2 runs of 3 under TCG).  The
+ * HPET's figure is 0.09 ppm from the PIT's, within their errs: the
+ * figures decide.  Mutation caught: tight_in() left out of better().
+ */
+static void test_tie_broken_by_agreement_within_err(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[PIT].err_ppb = 8 * PPM;		/* a noisy PIT run under TCG */
+	r[HPET].hz = 1000000090;		/* 0.09 ppm from the PIT */
+	r[PMT].hz = 1000250000;			/* 250 ppm fast... */
+	r[PMT].err_ppb = 3 * PPM;		/* ...with the smaller err + tol */
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
+	assert_int_equal(v, CALIB_AGREED);
+	assert_true(in[PIT] && in[HPET] && !in[PMT]);
+	/* Swapped errs: the same answer (the old rule flipped with them). */
+	r[PIT].err_ppb = 3 * PPM;
+	r[PMT].err_ppb = 8 * PPM;
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
+	assert_int_equal(v, CALIB_AGREED);
+}
+
+/* Two groups that rank alike by every figure: said, not hidden.  The HPET
+ * halfway between a PIT and a PM timer 250 ppm apart agrees with both
+ * within tolerance and with neither within err.  Mutation caught: the
+ * tie not recorded (verdict CALIB_AGREED). */
+static void test_tie_said(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[HPET].hz = 1000125000;
+	r[PMT].hz = 1000250000;
+	r[PIT].err_ppb = 3 * PPM;
+	r[PMT].err_ppb = 4 * PPM;
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);	/* the smaller bound, as before */
+	assert_int_equal(v, CALIB_TIED);
+	/* One group of three, no rival: no tie. */
+	refs_truth(r, 1000000000);
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
+	assert_int_equal(v, CALIB_AGREED);
+}
+
+/*
+ * Issue 30, defect 4: a CPUID 0x15 figure 150 ppm off, err 0 (nothing
+ * measured it), agrees pairwise with PIT, HPET and PM timer (150 <= 100 +
+ * 100 + err) and had the smallest err + tol, so it won.  It lies outside
+ * the PIT's and the PM timer's err + tol: not confirmed, not the winner.
+ * Within every measured bound it may win (it is then as good as any).
+ * Mutations caught: read_only ignored (CPUID wins); a read-only figure
+ * checked with its own tolerance added (CPUID wins).
+ */
+static void test_read_only_figure_checked(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[PIT].hz = 1000001200;			/* all within 1.2 ppm of the truth */
+	r[HPET].hz = 999999500;
+	r[PMT].hz = 1000000700;
+	r[CPUID] = (struct calib_ref){ true, false, 1000150000, 0, 100 * PPM, true };
+	assert_int_equal(calib_consensus(r, N, in, &v), PIT);
+	assert_int_equal(v, CALIB_AGREED);
+	assert_true(in[PIT] && in[HPET] && in[PMT] && in[CPUID]);
+	/* 50 ppm off: inside every measured interval, and its bound wins. */
+	r[CPUID].hz = 1000050000;
+	assert_int_equal(calib_consensus(r, N, in, &v), CPUID);
+	/* With the HPET alone to check it, 150 ppm is inside the HPET's
+	 * 500.4: confirmed, and its smaller bound wins. */
+	refs_truth(r, 1000000000);
+	r[PIT].usable = r[PMT].usable = false;
+	r[CPUID] = (struct calib_ref){ true, false, 1000150000, 0, 100 * PPM, true };
+	assert_int_equal(calib_consensus(r, N, in, &v), CPUID);
 }
 
 int main(void)
@@ -256,6 +345,9 @@ int main(void)
 		cmocka_unit_test(test_two_that_disagree),
 		cmocka_unit_test(test_sole_and_none),
 		cmocka_unit_test(test_majority_beats_bound),
+		cmocka_unit_test(test_tie_broken_by_agreement_within_err),
+		cmocka_unit_test(test_tie_said),
+		cmocka_unit_test(test_read_only_figure_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

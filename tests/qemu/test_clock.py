@@ -58,22 +58,46 @@ def agree(a, b):
     return max(diff_ppb(fa, fb), diff_ppb(fb, fa)) <= total_ppb(a) + total_ppb(b)
 
 
+READ_ONLY = {"cpuid"}     # a figure read, not measured
+
+
+def sym_diff_ppb(fa, fb):
+    return max(diff_ppb(fa, fb), diff_ppb(fb, fa))
+
+
+def tight(a, b):
+    """Agreement within the measured bounds alone (err, no tol)."""
+    return sym_diff_ppb(int(a["freq_hz"]), int(b["freq_hz"])) <= \
+        ppb(a["err_ppm"]) + ppb(b["err_ppm"])
+
+
+def confirmed(refs, group, n):
+    """A read-only figure must lie within err + tol of every measured member."""
+    return n not in READ_ONLY or all(
+        sym_diff_ppb(int(refs[n]["freq_hz"]), int(refs[m]["freq_hz"])) <= total_ppb(refs[m])
+        for m in group if m != n and m not in READ_ONLY)
+
+
 def best_of(refs, group):
-    return min(group, key=lambda n: (total_ppb(refs[n]), REF_ORDER.index(n)))
+    cand = [n for n in group if confirmed(refs, group, n)] or group
+    return min(cand, key=lambda n: (total_ppb(refs[n]), REF_ORDER.index(n)))
 
 
 def consensus(refs):
     """The group and winner by the rule of docs/clock.md: the largest group
     that agrees pairwise, then the one with more fixed rates, then the one
-    whose best err + tol is smallest; its winner is the member with the
-    smallest err + tol."""
+    with more pairs agreeing within err alone, then the one whose best
+    err + tol is smallest; its winner is the member with the smallest
+    err + tol among those the measured members confirm."""
     names = [n for n in REF_ORDER if n in refs]
     best = None
     for mask in range(1, 1 << len(names)):
         g = [n for i, n in enumerate(names) if mask >> i & 1]
         if not all(agree(refs[a], refs[b]) for i, a in enumerate(g) for b in g[i + 1:]):
             continue
-        rank = (len(g), len(FIXED_RATE.intersection(g)), -total_ppb(refs[best_of(refs, g)]))
+        tights = sum(tight(refs[a], refs[b]) for i, a in enumerate(g) for b in g[i + 1:])
+        rank = (len(g), len(FIXED_RATE.intersection(g)), tights,
+                -total_ppb(refs[best_of(refs, g)]))
         if best is None or rank > best[0]:
             best = (rank, g)
     return best[1], best_of(refs, best[1])
@@ -361,3 +385,35 @@ def test_impossible_hpet_period_is_refused_at_once(qemu):
     assert r.has(r"^tsc: ref=hpet absent: HPET counter period is below 100 ps"), r.out
     s = check_summary(r)
     assert s["ref"] in ("pit", "pmtimer") and ppm(int(s["freq_hz"]), ICOUNT_HZ) < 2.0, s
+
+
+@pytest.mark.parametrize("inject,outvoted", [
+    # Issue 30, defect 4: a CPUID 0x15 figure 150 ppm off (err 0) agrees
+    # pairwise with PIT, HPET and PM timer but lies outside the PIT's and PM
+    # timer's err + tol: before the fix it won ("tsc: freq_hz=1000150000
+    # ref=cpuid err_ppm=0.000 tol_ppm=100.000").
+    ("inject.cpuid_hz=1000150000", None),
+    # Defect 3: a PM timer 250 ppm fast; the HPET agrees with the PIT within
+    # err.  (Under icount the old tie-break also went to the PIT, whose err is
+    # smaller here; the host test test_tie_broken_by_agreement_within_err
+    # has the figures of a TCG run where it did not.)
+    ("inject.pmtimer_ppm=250", "pmtimer"),
+])
+def test_vote_figures_decide(qemu, inject, outvoted):
+    """Under icount the truth is exactly 10^9 Hz, known without the kernel:
+    the calibrated figure must lie within 2 ppm of it (every honest reference
+    reads within 1.2 ppm), which the lying one (150 or 250 ppm off) cannot."""
+    r = qemu(f"{inject} exit", icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    s, refs = check_consensus(r)
+    hz = int(s["freq_hz"])
+    assert abs(hz - ICOUNT_HZ) * 10**6 <= 2 * ICOUNT_HZ, (s, r.out)
+    assert ppb(s["err_ppm"]) + ppb(s["tol_ppm"]) >= diff_ppb(ICOUNT_HZ, hz), s
+    if outvoted:
+        assert not refs[outvoted]["used"], refs
+    else:
+        assert refs["cpuid"]["freq_hz"] == "1000150000", refs
+        assert r.has(r"^tsc: ref=cpuid's figure, read and not measured, lies outside the bound "
+                     r"of a measured reference \(\d+\.\d{3} ppm from ref=pit\); cpuid is not "
+                     r"the winner$"), r.out
+    assert not r.has(r"^tsc: the vote is tied"), r.out

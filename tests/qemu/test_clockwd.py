@@ -194,7 +194,8 @@ def test_bad_values(qemu):
     """Each bad value named, with what is accepted; the last good one used.
     No icount, no demo: the options are read before anything runs."""
     r = qemu("clock.watchdog_ms=abc clock.watchdog_ms=60001 clock.watchdog_ref=pit "
-             "inject.tsc_drift_ppm=500001 inject.tsc_step_cpu=256 exit", smp=1, timeout=60)
+             "inject.tsc_drift_ppm=500001 inject.tsc_step_cpu=256 inject.pm_timer_bits=25 "
+             "inject.pmtimer_ppm=500001 inject.cpuid_hz=5 exit", smp=1, timeout=60)
     assert r.rc == 0, r.out
     for opt, val, why in [
         ("clock.watchdog_ms", "abc", r""),
@@ -202,7 +203,56 @@ def test_bad_values(qemu):
         ("clock.watchdog_ref", "pit", r".*auto.*hpet.*pmtimer"),
         ("inject.tsc_drift_ppm", "500001", r".*-500000\.\.500000"),
         ("inject.tsc_step_cpu", "256", r".*0\.\.255"),
+        ("inject.pm_timer_bits", "25", r".*fadt.*24.*32"),
+        ("inject.pmtimer_ppm", "500001", r".*-500000\.\.500000"),
+        ("inject.cpuid_hz", "5", r""),
     ]:
         assert r.has(rf"^cmdline: {re.escape(opt)}={val}: invalid value: {why}.*; left unchanged$"), \
             (opt, r.out)
     assert not r.has(r"inject\.tsc_drift_ppm=.*rewritten"), r.out
+    assert not r.has(r"^(tsc|pmtimer): inject\.(cpuid_hz|pmtimer_ppm|pm_timer_bits)="), r.out
+
+
+@pytest.mark.parametrize("claim", [24, 32])
+def test_pm_timer_width_claim(shell, claim):
+    """QEMU's PM timer has 24 bits; inject.pm_timer_bits= makes the FADT claim
+    24 or 32.  Whatever the claim, the kernel counts 24 bits (as Linux does,
+    ACPI_PM_MASK): a 32-bit claim must not let an interval span a wrap of
+    the real 24-bit counter (4.69 s).  clock.watchdog_ms=6000 is longer than
+    that wrap: the kernel must cap it to a quarter of the 24-bit wrap (1171
+    ms) and every interval must then read the truth within its bound.
+    Before the fix, the 32-bit claim kept 6000 ms and reported a false
+    'tsc drift 3566904.709 ppm' with every clock untrusted.
+
+    A shell at icount (sleep=off): its idle hlt lets virtual time run on at
+    no cost, and the test waits for intervals, counted by the kernel, not
+    for wall-clock time.  Mutations: the mask taken from the claim (the old
+    code) fails claim=32 (seen: no cap, the false drift report)."""
+    s = shell(f"run=shell clock=pmtimer clock.watchdog_ms=6000 inject.pm_timer_bits={claim}",
+              smp=1, timeout=300, boot_timeout=200, opts=("--icount",))
+    out = ""
+    for _ in range(400):            # each command lets virtual time run on
+        out = s.cmd("clock")
+        m = re.search(r"^clock: watchdog: ref=\S+ .*checks=(\d+) skipped=(\d+)", out, re.M)
+        assert m, out
+        if int(m.group(1)) + int(m.group(2)) >= 6:  # > 4.69 s of intervals: a wrap crossed
+            break
+    s.send(b"poweroff\r")
+    s.close()
+    text = s.text()
+    stamp = r"^\[ *\d+\.\d+\] "
+    assert re.search(rf"{stamp}pmtimer: inject\.pm_timer_bits={claim}: taking the FADT to claim "
+                     rf"{claim} bits", text, re.M), text[-3000:]
+    assert re.search(stamp + r"clock: watchdog: clock\.watchdog_ms=6000 is too long for the pmtimer's "
+                     r"24-bit counter; using 1171$", text, re.M), text[-3000:]
+    assert not re.search(r"exceeds bound", text), text[-3000:]
+    f = dict(re.findall(r"(\w+)=(\S+)", re.search(stamp + r"tsc: ref=pmtimer freq_hz=.*$", text,
+                                                   re.M).group(0)))
+    base_hz = int(f["freq_hz"])
+    sm = dict(re.findall(r"(\w+)=(\S+)", re.findall(r"^clock: watchdog: ref=.*$", out, re.M)[-1]))
+    assert sm["interval_ms"] == "1171" and int(sm["skipped"]) == 0, sm
+    assert int(sm["checks"]) >= 6 and int(sm["exceeded"]) == 0, sm
+    want = predicted_ppb(base_hz)
+    for fig in (ppb(sm["drift_ppm"]), ppb(sm["max_drift_ppm"])):
+        assert abs(fig - want) <= ppb(sm["bound_ppm"]), (sm, base_hz)
+    assert re.findall(r"^clock: cpu=0 .* trusted=(\w+)$", out, re.M) == ["yes"], out

@@ -41,11 +41,11 @@ bool hpet_is_64bit(void);
  */
 const char *hpet_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles);
 
-/* ACPI PM timer at an I/O port; bits is 24 or 32. */
+/* ACPI PM timer at an I/O port; bits is the FADT's claim, 24 or 32 (24 are counted). */
 void pmtimer_init(uint16_t port, unsigned bits);
 bool pmtimer_ready(void);
 uint32_t pmtimer_read(void);	/* the counter, masked to its width */
-uint32_t pmtimer_mask(void);	/* 0xFFFFFF or 0xFFFFFFFF */
+uint32_t pmtimer_mask(void);	/* 0xFFFFFF: 24 bits, whatever the FADT claims */
 const char *pmtimer_window(struct calib_window *w, uint64_t window_ns, uint64_t max_cycles);
 
 #endif
