@@ -104,9 +104,10 @@ static inline void serialize(void)
 
 bool text_contains(const void *addr, size_t len)
 {
-	uintptr_t a = (uintptr_t)addr;
+	uintptr_t a = (uintptr_t)addr, end = (uintptr_t)__text_end;
 
-	return a >= (uintptr_t)__text_start && len <= (uintptr_t)__text_end - a;
+	/* a <= end first: end - a would wrap for an address above .text. */
+	return a >= (uintptr_t)__text_start && a <= end && len <= end - a;
 }
 
 bool text_protected(void)
