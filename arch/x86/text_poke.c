@@ -48,9 +48,19 @@
  * patcher's still acknowledges only what it has seen.
  *
  * A CPU that spins with interrupts off on something a patcher may hold
- * (the static-key lock) answers from its loop instead: text_sync_answer()
- * is the same A, B, C without the IPI. Its IPI stays pending and, taken
- * later, acknowledges again what is already acknowledged.
+ * (the static-key lock, the function tracer's lock) answers from its loop
+ * instead: text_sync_answer() is the same A, B, C without the IPI. Its IPI
+ * stays pending and, taken later, acknowledges again what is already
+ * acknowledged. So does a CPU waiting in text_sync() itself: two patchers
+ * (a static-key change and a tracer switch, on two CPUs, interrupts off on
+ * both) each wait for the other's acknowledgement, and each gives it from
+ * its own wait loop, so neither waits on a CPU that is waiting on it.
+ *
+ * Invariant S2: sync_seen[c] never decreases. An answer from c's task
+ * loop can be interrupted between A and C by c's sync IPI, which stores a
+ * later gen; the task's C would then store the older one back, and a
+ * patcher waiting for the later gen would wait for an answer already
+ * given. text_sync_answer() keeps interrupts off from A to C.
  *
  * A CPU that keeps interrupts off for TEXT_SYNC_TIMEOUT_MS is reported and
  * not waited for further: going on is the lesser risk (the next stage
@@ -91,6 +101,7 @@ static bool protected;			/* .text is read-only */
 
 static uint64_t sync_gen;		/* syncs asked for */
 static uint64_t sync_seen[MAX_CPUS];	/* per CPU: the last gen acknowledged */
+static uint64_t sync_expired;		/* CPUs not waited for further (timeouts), all syncs */
 
 static inline void invlpg(uint64_t va)
 {
@@ -163,11 +174,26 @@ static void on_sync_ipi(struct trap_frame *f)
 
 void text_sync_answer(void)
 {
-	unsigned cpu = this_cpu()->cpu;
+	unsigned cpu;
+	uint64_t flags = read_rflags();
 
+	irq_disable();	/* S2: no IPI between A and C */
+	cpu = this_cpu()->cpu;
 	if (__atomic_load_n(&sync_seen[cpu], __ATOMIC_RELAXED) <
 	    __atomic_load_n(&sync_gen, __ATOMIC_RELAXED))
 		answer(cpu);
+	if (flags & RFLAGS_IF)
+		irq_enable();
+}
+
+uint64_t text_sync_asked(void)
+{
+	return __atomic_load_n(&sync_gen, __ATOMIC_ACQUIRE);
+}
+
+uint64_t text_sync_expired(void)
+{
+	return __atomic_load_n(&sync_expired, __ATOMIC_RELAXED);
 }
 
 static uint64_t ms_to_cycles(uint64_t ms)
@@ -190,12 +216,18 @@ bool text_sync(void)
 		uint64_t t0 = rdtsc(), lim = ms_to_cycles(TEXT_SYNC_TIMEOUT_MS);
 		if (c == self || !cpus[c] || !cpus[c]->online)
 			continue;
-		/* Pairs with the release at C; pause also yields the emulator under icount. */
+		/*
+		 * Pairs with the release at C; pause also yields the emulator
+		 * under icount. Answer whoever waits for us meanwhile (S1 for
+		 * their sync: we serialise after their stores like any CPU).
+		 */
 		while (__atomic_load_n(&sync_seen[c], __ATOMIC_ACQUIRE) < gen) {
+			text_sync_answer();
 			if (rdtsc() - t0 > lim) {
 				printk("text: cpu=%u did not answer a code-change sync within %u ms "
 				       "(interrupts off?); going on without it\n", c,
 				       TEXT_SYNC_TIMEOUT_MS);
+				__atomic_fetch_add(&sync_expired, 1, __ATOMIC_RELAXED);
 				ok = false;
 				break;
 			}

@@ -17,12 +17,14 @@
 #include <arch/lapic.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/text_poke.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/ftrace.h"
 #include "kernel/ktest.h"
+#include "kernel/static_key.h"
 #include "kernel/kstring.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
@@ -371,5 +373,125 @@ KTEST(ftrace_flip_stress)
 		KT_ASSERT(rs.entries == rs.in_buffer + rs.read + rs.overrun);
 		KT_ASSERT(c == 0 || flip_loops[c] > 0);
 	}
+	return NULL;
+}
+
+/* ---- a tracer switch and a static-key change at once, interrupts off ---- */
+
+#define TWO_WAIT_MS	60000	/* each wait below; a stalled sync costs 10 s */
+
+static DEFINE_STATIC_KEY_FALSE(kt_two_key);
+
+static __noinline int kt_two_site(void)
+{
+	if (static_branch_unlikely(&kt_two_key))
+		return 1;
+	return 0;
+}
+
+static struct {
+	uint64_t asked;		/* text_sync_asked() before the flipper's first flip */
+	uint64_t flips;		/* finished flips (release: the flipper's progress) */
+	uint64_t refused;	/* sites static_key_set() refused */
+	uint64_t wrong;		/* calls after a flip on the path the key does not say */
+	bool stop;		/* the switcher is done */
+	bool gave_up;		/* the flipper's own bound ran out */
+} two;
+
+/*
+ * On another CPU, interrupts off (as the switcher's): flip kt_two_key
+ * until told to stop, checking the site after each flip.
+ */
+static void two_flipper(void *arg)
+{
+	uint64_t t0 = rdtsc(), lim = tsc.hz / 1000 * TWO_WAIT_MS;
+
+	(void)arg;
+	irq_disable();
+	__atomic_store_n(&two.asked, text_sync_asked(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&two.stop, __ATOMIC_ACQUIRE)) {
+		bool on = !(two.flips & 1);
+
+		two.refused += static_key_set(&kt_two_key, on);
+		two.wrong += kt_two_site() != on;
+		__atomic_store_n(&two.flips, two.flips + 1, __ATOMIC_RELEASE);
+		if (rdtsc() - t0 > lim) {	/* expires after TWO_WAIT_MS: reported below */
+			two.gave_up = true;
+			break;
+		}
+	}
+	static_key_disable(&kt_two_key);
+	irq_enable();
+}
+
+/*
+ * A tracer switch on this CPU, interrupts off (the ktest job's state),
+ * while CPU 1, interrupts off too, changes a static key: two patchers,
+ * each waiting in text_sync() for the other. The switch starts only once
+ * CPU 1 has asked for a sync this CPU has not answered (it answers from
+ * nowhere but a patcher's loop), so the two overlap by construction, not
+ * by timing. Every sync must be answered by every CPU: no sync expired
+ * (text_sync_expired(), and test_ftrace.py counts the console's "did not
+ * answer" lines independently), and both changes took effect. Mutation
+ * caught: text_sync()'s wait loop without text_sync_answer() (the code
+ * before the fix): each side's sync waits 10 s for the other and expires.
+ */
+KTEST(ftrace_switch_with_key_change)
+{
+	uint64_t t0, lim = tsc.hz / 1000 * TWO_WAIT_MS, expired0 = text_sync_expired();
+	uint64_t flips_at_switch = 0, flips_after = 0, expired, asked;
+	uint64_t flags = read_rflags();
+	const char *why;
+
+	if (cpu_count < 2 || !cpus[1] || !cpus[1]->online)
+		return "SKIP needs a second CPU";
+	why = reset();
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	two = (typeof(two)){ .asked = UINT64_MAX };
+	irq_disable();
+	if (!smp_call_async(1, two_flipper, NULL)) {
+		why = "CPU 1 is busy";
+		goto out;	/* not started: nothing to stop */
+	}
+	/* Until CPU 1 has asked a sync of us; expires after TWO_WAIT_MS. */
+	t0 = rdtsc();
+	while ((asked = __atomic_load_n(&two.asked, __ATOMIC_ACQUIRE)) == UINT64_MAX ||
+	       text_sync_asked() <= asked) {
+		if (rdtsc() - t0 > lim) {
+			why = "CPU 1 asked for no sync";
+			break;
+		}
+		cpu_relax();
+	}
+	flips_at_switch = __atomic_load_n(&two.flips, __ATOMIC_ACQUIRE);
+	if (!why && ftrace_set_tracer(FTRACE_FUNCTION))
+		why = "could not set function";
+	flips_after = __atomic_load_n(&two.flips, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&two.stop, true, __ATOMIC_RELEASE);
+	irq_enable();	/* smp_call_wait() answers no sync: CPU 1's last flip takes our IPI */
+	if (!smp_call_wait(1, 2 * TWO_WAIT_MS) && !why)
+		why = "CPU 1 did not stop";
+out:
+	expired = text_sync_expired() - expired0;
+	printk("ktest: ftrace_switch_with_key_change flips=%llu at_switch=%llu after_switch=%llu "
+	       "refused=%llu wrong=%llu expired=%llu work_a_enabled=%d\n",
+	       (unsigned long long)two.flips, (unsigned long long)flips_at_switch,
+	       (unsigned long long)flips_after, (unsigned long long)two.refused,
+	       (unsigned long long)two.wrong, (unsigned long long)expired,
+	       enabled("ftrace_work_a"));
+	if (flags & RFLAGS_IF)
+		irq_enable();
+	if (!why && !enabled("ftrace_work_a"))
+		why = "the switch did not enable ftrace_work_a";
+	if (reset() && !why)
+		why = "could not reset";
+	if (why)
+		return why;
+	KT_ASSERT(!two.gave_up);
+	KT_ASSERT(expired == 0);
+	KT_ASSERT(two.flips > 0 && two.refused == 0 && two.wrong == 0);
+	KT_ASSERT(!static_key_is_enabled(&kt_two_key) && kt_two_site() == 0);
 	return NULL;
 }

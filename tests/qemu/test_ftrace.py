@@ -230,3 +230,16 @@ def test_fast_path_pages_read_back(shell, tracer):
     assert 0 <= int(st.group(2)) - got <= 4096 // 20, (got, st.group(0))
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+@pytest.mark.parametrize("smp", [2, 3])
+def test_tracer_switch_and_key_change_at_once(qemu, smp):
+    """A tracer switch and a static-key change on two CPUs, interrupts off
+    on both: every sync answered (the ktest's counter, and no "did not
+    answer" line on the console, counted here independently)."""
+    r = qemu("run=ktest ktest=ftrace_switch_with_key_change exit", smp=smp, timeout=240)
+    assert r.rc == 0, r.out
+    assert all(r.ktap().values()) and len(r.ktap()) == 1, r.out
+    f = r.fields(r"^ktest: ftrace_switch_with_key_change ")
+    assert f["expired"] == "0" and int(f["flips"]) > 0, f
+    assert "did not answer a code-change sync" not in r.out
