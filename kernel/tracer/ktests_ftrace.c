@@ -400,20 +400,24 @@ static struct {
 
 /*
  * On another CPU, interrupts off (as the switcher's): flip kt_two_key
- * until told to stop, checking the site after each flip.
+ * (arg NULL) or switch tracers, function_graph and nop (arg non-NULL:
+ * the tracer's lock), until told to stop, checking each flip.
  */
 static void two_flipper(void *arg)
 {
 	uint64_t t0 = rdtsc(), lim = tsc.hz / 1000 * TWO_WAIT_MS;
 
-	(void)arg;
 	irq_disable();
 	__atomic_store_n(&two.asked, text_sync_asked(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&two.stop, __ATOMIC_ACQUIRE)) {
 		bool on = !(two.flips & 1);
 
-		two.refused += static_key_set(&kt_two_key, on);
-		two.wrong += kt_two_site() != on;
+		if (arg) {
+			two.refused += ftrace_set_tracer(on ? FTRACE_GRAPH : FTRACE_NOP) != 0;
+		} else {
+			two.refused += static_key_set(&kt_two_key, on);
+			two.wrong += kt_two_site() != on;
+		}
 		__atomic_store_n(&two.flips, two.flips + 1, __ATOMIC_RELEASE);
 		if (rdtsc() - t0 > lim) {	/* expires after TWO_WAIT_MS: reported below */
 			two.gave_up = true;
@@ -425,23 +429,25 @@ static void two_flipper(void *arg)
 }
 
 /*
- * A tracer switch on this CPU, interrupts off (the ktest job's state),
- * while CPU 1, interrupts off too, changes a static key: two patchers,
- * each waiting in text_sync() for the other. The switch starts only once
- * CPU 1 has asked for a sync this CPU has not answered (it answers from
- * nowhere but a patcher's loop), so the two overlap by construction, not
- * by timing. Every sync must be answered by every CPU: no sync expired
- * (text_sync_expired(), and test_ftrace.py counts the console's "did not
- * answer" lines independently), and both changes took effect. Mutation
- * caught: text_sync()'s wait loop without text_sync_answer() (the code
- * before the fix): each side's sync waits 10 s for the other and expires.
+ * Two patchers at once, interrupts off on both: this CPU switches the
+ * tracer to function while CPU 1 changes a static key (tracer false) or
+ * switches tracers itself (tracer true: one of the two spins on the
+ * tracer's lock while the other, holding it, waits in text_sync() for it).
+ * The switch starts only once CPU 1 has asked for a sync this CPU has not
+ * answered (it answers from nowhere but a patcher's loop), so the two
+ * overlap by construction, not by timing: with tracer true CPU 1 holds the
+ * lock, waiting for us, when we take it. Every sync must be answered by
+ * every CPU: no sync expired (text_sync_expired(); test_ftrace.py counts
+ * the console's "did not answer" lines independently), and the changes
+ * took effect.
  */
-KTEST(ftrace_switch_with_key_change)
+static const char *two_patchers(bool tracer)
 {
 	uint64_t t0, lim = tsc.hz / 1000 * TWO_WAIT_MS, expired0 = text_sync_expired();
 	uint64_t flips_at_switch = 0, flips_after = 0, expired, asked;
 	uint64_t flags = read_rflags();
 	const char *why;
+	int work_a = -1;
 
 	if (cpu_count < 2 || !cpus[1] || !cpus[1]->online)
 		return "SKIP needs a second CPU";
@@ -451,7 +457,7 @@ KTEST(ftrace_switch_with_key_change)
 	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
 	two = (typeof(two)){ .asked = UINT64_MAX };
 	irq_disable();
-	if (!smp_call_async(1, two_flipper, NULL)) {
+	if (!smp_call_async(1, two_flipper, tracer ? &two : NULL)) {
 		why = "CPU 1 is busy";
 		goto out;	/* not started: nothing to stop */
 	}
@@ -469,21 +475,22 @@ KTEST(ftrace_switch_with_key_change)
 	if (!why && ftrace_set_tracer(FTRACE_FUNCTION))
 		why = "could not set function";
 	flips_after = __atomic_load_n(&two.flips, __ATOMIC_ACQUIRE);
+	work_a = enabled("ftrace_work_a");	/* CPU 1 may have switched since, if tracer */
 	__atomic_store_n(&two.stop, true, __ATOMIC_RELEASE);
 	irq_enable();	/* smp_call_wait() answers no sync: CPU 1's last flip takes our IPI */
 	if (!smp_call_wait(1, 2 * TWO_WAIT_MS) && !why)
 		why = "CPU 1 did not stop";
 out:
 	expired = text_sync_expired() - expired0;
-	printk("ktest: ftrace_switch_with_key_change flips=%llu at_switch=%llu after_switch=%llu "
+	printk("ktest: ftrace_%s flips=%llu at_switch=%llu after_switch=%llu "
 	       "refused=%llu wrong=%llu expired=%llu work_a_enabled=%d\n",
+	       tracer ? "switch_on_two_cpus" : "switch_with_key_change",
 	       (unsigned long long)two.flips, (unsigned long long)flips_at_switch,
 	       (unsigned long long)flips_after, (unsigned long long)two.refused,
-	       (unsigned long long)two.wrong, (unsigned long long)expired,
-	       enabled("ftrace_work_a"));
-	if (flags & RFLAGS_IF)
-		irq_enable();
-	if (!why && !enabled("ftrace_work_a"))
+	       (unsigned long long)two.wrong, (unsigned long long)expired, work_a);
+	if (!(flags & RFLAGS_IF))
+		irq_disable();
+	if (!why && !tracer && !work_a)
 		why = "the switch did not enable ftrace_work_a";
 	if (reset() && !why)
 		why = "could not reset";
@@ -494,4 +501,24 @@ out:
 	KT_ASSERT(two.flips > 0 && two.refused == 0 && two.wrong == 0);
 	KT_ASSERT(!static_key_is_enabled(&kt_two_key) && kt_two_site() == 0);
 	return NULL;
+}
+
+/*
+ * A static-key change on CPU 1 during the switch. Mutation caught:
+ * text_sync()'s wait loop without text_sync_answer() (the code before the
+ * fix): each side's sync waits 10 s for the other and expires (expired=8).
+ */
+KTEST(ftrace_switch_with_key_change)
+{
+	return two_patchers(false);
+}
+
+/*
+ * Tracer switches on CPU 1 during ours: we spin on the tracer's lock while
+ * CPU 1, holding it, waits for our answer. Mutation caught: the lock's
+ * spin without text_sync_answer(): CPU 1's sync expires.
+ */
+KTEST(ftrace_switch_on_two_cpus)
+{
+	return two_patchers(true);
 }

@@ -233,13 +233,18 @@ def test_fast_path_pages_read_back(shell, tracer):
 
 
 @pytest.mark.parametrize("smp", [2, 3])
-def test_tracer_switch_and_key_change_at_once(qemu, smp):
-    """A tracer switch and a static-key change on two CPUs, interrupts off
-    on both: every sync answered (the ktest's counter, and no "did not
-    answer" line on the console, counted here independently)."""
-    r = qemu("run=ktest ktest=ftrace_switch_with_key_change exit", smp=smp, timeout=240)
+def test_two_patchers_at_once(qemu, smp):
+    """A tracer switch while another CPU changes a static key, and while
+    another CPU switches tracers (the tracer's lock), interrupts off on
+    both: every sync answered (the ktests' counter, and no "did not answer"
+    line on the console, counted here independently)."""
+    tests = ("ftrace_switch_with_key_change", "ftrace_switch_on_two_cpus")
+    r = qemu(f"run=ktest ktest={','.join(tests)} exit", smp=smp, timeout=240)
     assert r.rc == 0, r.out
-    assert all(r.ktap().values()) and len(r.ktap()) == 1, r.out
-    f = r.fields(r"^ktest: ftrace_switch_with_key_change ")
-    assert f["expired"] == "0" and int(f["flips"]) > 0, f
+    res = r.ktap()
+    assert all(res.values()) and len(res) == 2, r.out
+    for t in tests:
+        f = r.fields(rf"^ktest: {t} ")
+        assert f["expired"] == "0" and int(f["flips"]) > 0, f
     assert "did not answer a code-change sync" not in r.out
+    assert not r.has(r"^watchdog: cpu="), r.out
