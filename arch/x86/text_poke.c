@@ -234,7 +234,10 @@ bool text_sync(void)
 			cpu_relax();
 		}
 	}
-	watchdog_resume(paused);
+	if (ok)
+		watchdog_resume(paused);
+	else
+		watchdog_resume_expired(paused);	/* nobody watched the silent CPU: we count */
 	return ok;
 }
 
