@@ -65,7 +65,9 @@
  * A CPU that keeps interrupts off for TEXT_SYNC_TIMEOUT_MS is reported and
  * not waited for further: going on is the lesser risk (the next stage
  * stays safe for every CPU that did answer), and such a CPU is a bug of
- * its own.
+ * its own. The wait is a watchdog pause (the others are watched); one
+ * that expired counts against the waiter (R5 in
+ * include/kernel/watchdog_rule.h): the silent CPU was not watched.
  */
 #include <arch/cpu.h>
 #include <arch/lapic.h>
