@@ -9,12 +9,16 @@
  * watchdog off (watchdog.ms=0) ends: the job then passes, saying the hang
  * was not reported. While an application processor hangs, the boot CPU
  * waits for it in smp_call_wait(), which is not watched (that CPU is).
+ * hang.sync=1 (with hang.cpu an AP): the hung CPU asks a code-change sync
+ * at every turn, which the waiting boot CPU never answers, so each
+ * expires: the watchdog must count those waits (R5, include/kernel/watchdog_rule.h).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <arch/cpu.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/text_poke.h>
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -26,12 +30,18 @@
 static uint64_t hang_cpu;
 static uint64_t hang_ms;
 static uint64_t hang_marks = 16;
+static uint64_t hang_sync;
 
 CMDLINE_OPTION(hang_cpu, .name = "hang.cpu", .type = OPT_UINT, .var = &hang_cpu,
 	       .min = 0, .max = MAX_CPUS - 1, .help = "run=hang: the CPU that hangs");
 CMDLINE_OPTION(hang_ms, .name = "hang.ms", .type = OPT_UINT, .var = &hang_ms,
 	       .min = 0, .max = 600000,
 	       .help = "run=hang: end the hang after this many ms (0 = never)");
+CMDLINE_OPTION(hang_sync, .name = "hang.sync", .type = OPT_UINT, .var = &hang_sync,
+	       .min = 0, .max = 1,
+	       .help = "run=hang: 1 = the hung CPU asks a code-change sync (text_sync()) at "
+		       "every turn, as a patch loop that never ends; with hang.cpu an AP, the boot "
+		       "CPU, waiting with interrupts off, answers none (each sync expires)");
 CMDLINE_OPTION(hang_marks, .name = "hang.marks", .type = OPT_UINT, .var = &hang_marks,
 	       .min = 0, .max = 1000000,
 	       .help = "run=hang: bench events (seq 1..N) written just before the hang");
@@ -47,8 +57,11 @@ static __noinline void job_hang_spin(uint64_t cycles)
 	uint64_t t0 = rdtsc();
 
 	irq_disable();
-	while (!cycles || rdtsc() - t0 < cycles)
+	while (!cycles || rdtsc() - t0 < cycles) {
+		if (hang_sync)
+			text_sync();	/* each a watchdog pause; an expired one is counted (R5) */
 		barrier();
+	}
 }
 
 static void hang_here(void *arg)

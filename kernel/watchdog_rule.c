@@ -1,6 +1,6 @@
 /*
  * The hard-lockup watchdog's rule: see include/kernel/watchdog_rule.h for
- * the terms and R1..R4. Portable; runs in the x86 watchdog's NMI.
+ * the terms and R1..R5. Portable; runs in the x86 watchdog's NMI.
  */
 #include "kernel/watchdog_rule.h"
 
@@ -9,15 +9,25 @@ void wd_begin(struct wd_cpu *w, uint64_t now)
 	w->life = now;
 	w->kick = now;
 	w->probe = 0;
+	w->expired = 0;
 }
 
 bool wd_touch(struct wd_cpu *w, uint64_t now, uint64_t gap)
 {
 	w->life = now;	/* a pending probe older than this proves nothing (R2) */
+	w->expired = 0;	/* R5 */
 	if (now - w->kick < gap)
 		return false;
 	w->kick = now;
 	return true;
+}
+
+uint64_t wd_resume_expired(struct wd_cpu *w, uint64_t now, uint64_t p)
+{
+	w->expired = 1;
+	if (now - w->kick >= p)
+		return 1;	/* R5: due now */
+	return w->kick + p - now;
 }
 
 enum wd_verdict wd_sample(struct wd_cpu *w, uint64_t now, uint64_t p, bool irqs_on)
@@ -26,6 +36,7 @@ enum wd_verdict wd_sample(struct wd_cpu *w, uint64_t now, uint64_t p, bool irqs_
 	w->kick = now;
 	if (irqs_on) {						/* R1 */
 		w->life = now;
+		w->expired = 0;					/* R5 */
 		w->probe = 0;
 		return WD_RESTART;
 	}

@@ -9,7 +9,9 @@
  * one caller at a time (the tracer's lock, kernel/tracer/ftrace.c); the
  * static-key patcher may run at the same time on another CPU: the two
  * batches are disjoint (different sites), each sync answers both (text_sync()
- * only waits for CPUs to serialise), and the breakpoint handler asks both.
+ * only waits for CPUs to serialise, and each patcher answers the other's
+ * from its own wait, interrupts off or not: arch/x86/text_poke.c), and the
+ * breakpoint handler asks both.
  * Any CPU may run any site meanwhile, from any context, the patching CPU
  * included.
  *

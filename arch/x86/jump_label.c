@@ -6,8 +6,9 @@
  *
  * Contract: arch_jump_label_apply() is called by one CPU at a time (the
  * key lock, kernel/static_key.c) in task context, interrupts on or off
- * (the patcher answers nobody's sync; a CPU waiting for the key lock
- * answers ours from its loop: arch_jump_label_wait()).
+ * (a CPU waiting for the key lock answers our syncs from its loop,
+ * arch_jump_label_wait(); the patcher answers other patchers' syncs from
+ * its own text_sync() wait).
  * Any CPU may run any site at any moment, from task, IRQ or NMI context,
  * the patching CPU included (its own NMIs, or a site in code it calls).
  *

@@ -539,3 +539,40 @@ KTEST(text_read_only)
 	KT_ASSERT(*target == byte);
 	return NULL;
 }
+
+/* ---- the bounds text_poke() keeps ---------------------------------------- */
+
+static volatile uint8_t kt_data_byte = 0x5A;	/* in .data, above .text */
+
+/*
+ * text_contains() accepts exactly the ranges inside [__text_start,
+ * __text_end), and text_poke() writes nothing outside them: not at an
+ * address above .text (.data here, which the alias would write just as
+ * well), not across __text_end, not with a length that wraps. The ranges
+ * at the very ends are accepted, so the test cannot pass by refusing all.
+ * Mutation caught: the old comparison (len <= __text_end - a, with no
+ * a <= __text_end) accepts every address above .text, and text_poke()
+ * rewrites kt_data_byte.
+ */
+KTEST(text_poke_bounds)
+{
+	uintptr_t s = (uintptr_t)__text_start, e = (uintptr_t)__text_end;
+	uint8_t v = 0xA5;
+
+	KT_ASSERT(text_contains((void *)s, e - s));		/* all of .text */
+	KT_ASSERT(text_contains((void *)(e - 5), 5));		/* its last 5 bytes */
+	KT_ASSERT(!text_contains((void *)(e - 5), 6));		/* one past the end */
+	KT_ASSERT(!text_contains((void *)(e - 2), 5));		/* straddles the end */
+	KT_ASSERT(!text_contains((void *)(s - 1), 5));		/* starts below */
+	KT_ASSERT(!text_contains((void *)e, 1));		/* the first byte after */
+	KT_ASSERT(!text_contains((void *)(e + 1), 1));
+	KT_ASSERT(!text_contains((void *)&kt_data_byte, 1));	/* .data */
+	KT_ASSERT(!text_contains((void *)(uintptr_t)UINT64_MAX, 1));
+	KT_ASSERT(!text_contains((void *)s, SIZE_MAX));		/* a + len wraps */
+	KT_ASSERT(!text_contains((void *)(e - 1), SIZE_MAX));
+
+	KT_ASSERT(!text_poke((void *)&kt_data_byte, &v, 1));
+	KT_ASSERT(!text_poke((void *)(e - 2), nop5, JUMP_LABEL_LEN));
+	KT_ASSERT(kt_data_byte == 0x5A);
+	return NULL;
+}

@@ -48,14 +48,26 @@
  * patcher's still acknowledges only what it has seen.
  *
  * A CPU that spins with interrupts off on something a patcher may hold
- * (the static-key lock) answers from its loop instead: text_sync_answer()
- * is the same A, B, C without the IPI. Its IPI stays pending and, taken
- * later, acknowledges again what is already acknowledged.
+ * (the static-key lock, the function tracer's lock) answers from its loop
+ * instead: text_sync_answer() is the same A, B, C without the IPI. Its IPI
+ * stays pending and, taken later, acknowledges again what is already
+ * acknowledged. So does a CPU waiting in text_sync() itself: two patchers
+ * (a static-key change and a tracer switch, on two CPUs, interrupts off on
+ * both) each wait for the other's acknowledgement, and each gives it from
+ * its own wait loop, so neither waits on a CPU that is waiting on it.
+ *
+ * Invariant S2: sync_seen[c] never decreases. An answer from c's task
+ * loop can be interrupted between A and C by c's sync IPI, which stores a
+ * later gen; the task's C would then store the older one back, and a
+ * patcher waiting for the later gen would wait for an answer already
+ * given. text_sync_answer() keeps interrupts off from A to C.
  *
  * A CPU that keeps interrupts off for TEXT_SYNC_TIMEOUT_MS is reported and
  * not waited for further: going on is the lesser risk (the next stage
  * stays safe for every CPU that did answer), and such a CPU is a bug of
- * its own.
+ * its own. The wait is a watchdog pause (the others are watched); one
+ * that expired counts against the waiter (R5 in
+ * include/kernel/watchdog_rule.h): the silent CPU was not watched.
  */
 #include <arch/cpu.h>
 #include <arch/lapic.h>
@@ -91,6 +103,7 @@ static bool protected;			/* .text is read-only */
 
 static uint64_t sync_gen;		/* syncs asked for */
 static uint64_t sync_seen[MAX_CPUS];	/* per CPU: the last gen acknowledged */
+static uint64_t sync_expired;		/* CPUs not waited for further (timeouts), all syncs */
 
 static inline void invlpg(uint64_t va)
 {
@@ -104,9 +117,10 @@ static inline void serialize(void)
 
 bool text_contains(const void *addr, size_t len)
 {
-	uintptr_t a = (uintptr_t)addr;
+	uintptr_t a = (uintptr_t)addr, end = (uintptr_t)__text_end;
 
-	return a >= (uintptr_t)__text_start && len <= (uintptr_t)__text_end - a;
+	/* a <= end first: end - a would wrap for an address above .text. */
+	return a >= (uintptr_t)__text_start && a <= end && len <= end - a;
 }
 
 bool text_protected(void)
@@ -162,11 +176,26 @@ static void on_sync_ipi(struct trap_frame *f)
 
 void text_sync_answer(void)
 {
-	unsigned cpu = this_cpu()->cpu;
+	unsigned cpu;
+	uint64_t flags = read_rflags();
 
+	irq_disable();	/* S2: no IPI between A and C */
+	cpu = this_cpu()->cpu;
 	if (__atomic_load_n(&sync_seen[cpu], __ATOMIC_RELAXED) <
 	    __atomic_load_n(&sync_gen, __ATOMIC_RELAXED))
 		answer(cpu);
+	if (flags & RFLAGS_IF)
+		irq_enable();
+}
+
+uint64_t text_sync_asked(void)
+{
+	return __atomic_load_n(&sync_gen, __ATOMIC_ACQUIRE);
+}
+
+uint64_t text_sync_expired(void)
+{
+	return __atomic_load_n(&sync_expired, __ATOMIC_RELAXED);
 }
 
 static uint64_t ms_to_cycles(uint64_t ms)
@@ -189,19 +218,28 @@ bool text_sync(void)
 		uint64_t t0 = rdtsc(), lim = ms_to_cycles(TEXT_SYNC_TIMEOUT_MS);
 		if (c == self || !cpus[c] || !cpus[c]->online)
 			continue;
-		/* Pairs with the release at C; pause also yields the emulator under icount. */
+		/*
+		 * Pairs with the release at C; pause also yields the emulator
+		 * under icount. Answer whoever waits for us meanwhile (S1 for
+		 * their sync: we serialise after their stores like any CPU).
+		 */
 		while (__atomic_load_n(&sync_seen[c], __ATOMIC_ACQUIRE) < gen) {
+			text_sync_answer();
 			if (rdtsc() - t0 > lim) {
 				printk("text: cpu=%u did not answer a code-change sync within %u ms "
 				       "(interrupts off?); going on without it\n", c,
 				       TEXT_SYNC_TIMEOUT_MS);
+				__atomic_fetch_add(&sync_expired, 1, __ATOMIC_RELAXED);
 				ok = false;
 				break;
 			}
 			cpu_relax();
 		}
 	}
-	watchdog_resume(paused);
+	if (ok)
+		watchdog_resume(paused);
+	else
+		watchdog_resume_expired(paused);	/* nobody watched the silent CPU: we count */
 	return ok;
 }
 

@@ -123,22 +123,41 @@ notrace bool watchdog_pause(void)
 {
 	struct percpu *pc = this_cpu();
 
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_ARMED)
-		return false;
+	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_ARMED || pc->wd.expired)
+		return false;	/* not watched, or watched through this wait (R5) */
 	lapic_timer_nmi_stop();
 	__atomic_store_n(&pc->wd.state, WD_PAUSED, __ATOMIC_RELAXED);
 	return true;
 }
 
-notrace void watchdog_resume(bool paused)
+static notrace void resume(bool paused, bool expired)
 {
 	struct percpu *pc = this_cpu();
 
 	if (!paused || __atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_PAUSED)
 		return;		/* the timer was lent meanwhile, or nothing was paused */
-	wd_begin(&pc->wd, rdtsc());
+	if (!expired) {
+		wd_begin(&pc->wd, rdtsc());	/* R4 */
+		__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
+		restart();
+		return;
+	}
+	/* R5: the wait counts; the deadline runs on from where it stopped. */
+	uint64_t left = wd_resume_expired(&pc->wd, rdtsc(), period_cycles);
+	uint64_t ticks = (uint64_t)((unsigned __int128)left * period_ticks / period_cycles);
+
 	__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
-	restart();
+	lapic_timer_nmi_oneshot(ticks ? (uint32_t)ticks : 1);
+}
+
+notrace void watchdog_resume(bool paused)
+{
+	resume(paused, false);
+}
+
+notrace void watchdog_resume_expired(bool paused)
+{
+	resume(paused, true);
 }
 
 notrace void watchdog_timer_lent(void)

@@ -20,6 +20,20 @@
  *       send a probe.
  *   R3  interrupts off and a probe pending, sent at least P / 2 ago with no
  *       sign of life since: stuck, for now - life.
+ *   R4  a pause (the CPU waits, bounded, for other CPUs that are watched
+ *       themselves: watchdog_pause()) that ends with every CPU answered is
+ *       a sign of life: the waiter's bounded operation went on, and those
+ *       it waited for were watched meanwhile. A long patch batch (four
+ *       syncs a batch, many batches, interrupts off) is no report however
+ *       slow the host, as long as its syncs are answered.
+ *   R5  a pause that ends because the wait expired is no sign of life and
+ *       is counted whole: the CPU that did not answer within the wait's
+ *       bound was not watched itself (a watched one is reported sooner),
+ *       so nobody else will report. Until its next sign of life the
+ *       waiter does not pause again (it is watched through its next
+ *       waits). So a CPU whose syncs keep expiring, interrupts off (two
+ *       patchers each waiting for the other, before text_sync() answered
+ *       from its loop: 26 s and no report), is reported.
  * A CPU is therefore reported only after interrupts were off at two samples
  * P apart with the probe untaken in between (off the whole time: it would
  * have been taken at once), and with no interrupt or touch for at least
@@ -49,6 +63,7 @@ struct wd_cpu {
 	uint64_t life;		/* TSC of the last sign of life */
 	uint64_t kick;		/* TSC the deadline was last restarted at */
 	uint64_t probe;		/* TSC the pending probe was sent at; 0 = none */
+	uint32_t expired;	/* a wait expired since the last sign of life: no pause (R5) */
 	uint32_t state;		/* enum wd_state */
 	uint32_t samples;	/* deadline NMIs taken (for tests and the docs' figures) */
 };
@@ -63,6 +78,12 @@ enum wd_verdict {
 void wd_begin(struct wd_cpu *w, uint64_t now);
 /* A sign of life at now; true if the deadline should be restarted (rate limit gap). */
 bool wd_touch(struct wd_cpu *w, uint64_t now, uint64_t gap);
+/*
+ * A pause ended at now with its wait expired (R5): nothing moves, the CPU
+ * is marked; returns the cycles left until the deadline (period p), at
+ * least 1. (An answered one is wd_begin(), R4.)
+ */
+uint64_t wd_resume_expired(struct wd_cpu *w, uint64_t now, uint64_t p);
 /* The deadline expired at now (period p): R1..R3 above. Updates w. */
 enum wd_verdict wd_sample(struct wd_cpu *w, uint64_t now, uint64_t p, bool irqs_on);
 /* cycles at hz as whole milliseconds, without overflow (hz > 0). */

@@ -513,8 +513,11 @@ static bool lock_take(void)
 		printk("ftrace: not initialised (a kernel built with FTRACE=0?)\n");
 		return false;
 	}
-	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+	/* The holder may wait in text_sync() for us, interrupts off here: answer it. */
+	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {
+		text_sync_answer();
 		cpu_relax();
+	}
 	return true;
 }
 
@@ -528,9 +531,9 @@ static bool context_ok(const char *what)
 	struct percpu *pc = this_cpu();
 
 	/*
-	 * Interrupts may be off (boot): the syncs need only the other CPUs to
-	 * answer. A static-key change made meanwhile with interrupts off on
-	 * another CPU would then wait for us up to its sync timeout.
+	 * Interrupts may be off (boot, ktests): the syncs need only the other
+	 * CPUs to answer, and a static-key change made meanwhile on another
+	 * CPU is answered from our own text_sync() wait.
 	 */
 	if (pc->irq_depth || pc->nmi_depth) {
 		printk("ftrace: cpu=%u: %s asked in an interrupt handler; not changed\n",

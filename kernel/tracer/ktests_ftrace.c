@@ -17,12 +17,14 @@
 #include <arch/lapic.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/text_poke.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/ftrace.h"
 #include "kernel/ktest.h"
+#include "kernel/static_key.h"
 #include "kernel/kstring.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
@@ -375,4 +377,162 @@ KTEST(ftrace_flip_stress)
 		KT_ASSERT(c == 0 || flip_loops[c] > 0);
 	}
 	return NULL;
+}
+
+/* ---- a tracer switch and a static-key change at once, interrupts off ---- */
+
+#define TWO_WAIT_MS	60000	/* each wait below; a stalled sync costs 10 s */
+
+static DEFINE_STATIC_KEY_FALSE(kt_two_key);
+
+static __noinline int kt_two_site(void)
+{
+	if (static_branch_unlikely(&kt_two_key))
+		return 1;
+	return 0;
+}
+
+static struct {
+	uint64_t asked;		/* text_sync_asked() before the flipper's first flip */
+	uint64_t flips;		/* finished flips (release: the flipper's progress) */
+	uint64_t refused;	/* sites static_key_set() refused */
+	uint64_t wrong;		/* calls after a flip on the path the key does not say */
+	bool stop;		/* the switcher is done */
+	bool gave_up;		/* the flipper's own bound ran out */
+} two;
+
+/*
+ * On another CPU, interrupts off (as the switcher's): flip kt_two_key
+ * (arg NULL) until told to stop, checking each flip, or switch the tracer
+ * to function_graph once (arg non-NULL: the tracer's lock) and answer
+ * syncs until told to stop.
+ */
+static void two_flipper(void *arg)
+{
+	uint64_t t0 = rdtsc(), lim = tsc.hz / 1000 * TWO_WAIT_MS;
+
+	irq_disable();
+	__atomic_store_n(&two.asked, text_sync_asked(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&two.stop, __ATOMIC_ACQUIRE)) {
+		bool on = !(two.flips & 1);
+
+		if (arg && two.flips) {
+			/*
+			 * One switch is the overlap; more would race ours for
+			 * the lock, which does not queue (under icount CPU 0
+			 * lost it 47304 times in a row). Answer until stopped.
+			 */
+			text_sync_answer();
+			cpu_relax();
+		} else if (arg) {
+			two.refused += ftrace_set_tracer(on ? FTRACE_GRAPH : FTRACE_NOP) != 0;
+		} else {
+			two.refused += static_key_set(&kt_two_key, on);
+			two.wrong += kt_two_site() != on;
+		}
+		if (!arg || !two.flips)
+			__atomic_store_n(&two.flips, two.flips + 1, __ATOMIC_RELEASE);
+		if (rdtsc() - t0 > lim) {	/* expires after TWO_WAIT_MS: reported below */
+			two.gave_up = true;
+			break;
+		}
+	}
+	static_key_disable(&kt_two_key);
+	irq_enable();
+}
+
+/*
+ * Two patchers at once, interrupts off on both: this CPU switches the
+ * tracer to function while CPU 1 changes a static key (tracer false) or
+ * switches tracers itself (tracer true: one of the two spins on the
+ * tracer's lock while the other, holding it, waits in text_sync() for it).
+ * The switch starts only once CPU 1 has asked for a sync this CPU has not
+ * answered (it answers from nowhere but a patcher's loop), so the two
+ * overlap by construction, not by timing: with tracer true CPU 1 holds the
+ * lock, waiting for us, when we take it. Every sync must be answered by
+ * every CPU: no sync expired (text_sync_expired(); test_ftrace.py counts
+ * the console's "did not answer" lines independently), and the changes
+ * took effect.
+ */
+static const char *two_patchers(bool tracer)
+{
+	uint64_t t0, lim = tsc.hz / 1000 * TWO_WAIT_MS, expired0 = text_sync_expired();
+	uint64_t flips_at_switch = 0, flips_after = 0, expired, asked;
+	uint64_t flags = read_rflags();
+	const char *why;
+	int work_a = -1;
+
+	if (cpu_count < 2 || !cpus[1] || !cpus[1]->online)
+		return "SKIP needs a second CPU";
+	why = reset();
+	if (why)
+		return why;
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	two = (typeof(two)){ .asked = UINT64_MAX };
+	irq_disable();
+	if (!smp_call_async(1, two_flipper, tracer ? &two : NULL)) {
+		why = "CPU 1 is busy";
+		goto out;	/* not started: nothing to stop */
+	}
+	/* Until CPU 1 has asked a sync of us; expires after TWO_WAIT_MS. */
+	t0 = rdtsc();
+	while ((asked = __atomic_load_n(&two.asked, __ATOMIC_ACQUIRE)) == UINT64_MAX ||
+	       text_sync_asked() <= asked) {
+		if (rdtsc() - t0 > lim) {
+			why = "CPU 1 asked for no sync";
+			break;
+		}
+		cpu_relax();
+	}
+	flips_at_switch = __atomic_load_n(&two.flips, __ATOMIC_ACQUIRE);
+	if (!why && ftrace_set_tracer(FTRACE_FUNCTION))
+		why = "could not set function";
+	flips_after = __atomic_load_n(&two.flips, __ATOMIC_ACQUIRE);
+	/* CPU 1's one switch (graph) held the lock before ours: ours is the last. */
+	work_a = enabled("ftrace_work_a") && ftrace_tracer() == FTRACE_FUNCTION;
+	__atomic_store_n(&two.stop, true, __ATOMIC_RELEASE);
+	irq_enable();	/* smp_call_wait() answers no sync: CPU 1's last flip takes our IPI */
+	if (!smp_call_wait(1, 2 * TWO_WAIT_MS) && !why)
+		why = "CPU 1 did not stop";
+out:
+	expired = text_sync_expired() - expired0;
+	printk("ktest: ftrace_%s flips=%llu at_switch=%llu after_switch=%llu "
+	       "refused=%llu wrong=%llu expired=%llu work_a_enabled=%d\n",
+	       tracer ? "switch_on_two_cpus" : "switch_with_key_change",
+	       (unsigned long long)two.flips, (unsigned long long)flips_at_switch,
+	       (unsigned long long)flips_after, (unsigned long long)two.refused,
+	       (unsigned long long)two.wrong, (unsigned long long)expired, work_a);
+	if (!(flags & RFLAGS_IF))
+		irq_disable();
+	if (!why && !work_a)
+		why = "the switch did not end with function on ftrace_work_a";
+	if (reset() && !why)
+		why = "could not reset";
+	if (why)
+		return why;
+	KT_ASSERT(!two.gave_up);
+	KT_ASSERT(expired == 0);
+	KT_ASSERT(two.flips > 0 && two.refused == 0 && two.wrong == 0);
+	KT_ASSERT(!static_key_is_enabled(&kt_two_key) && kt_two_site() == 0);
+	return NULL;
+}
+
+/*
+ * A static-key change on CPU 1 during the switch. Mutation caught:
+ * text_sync()'s wait loop without text_sync_answer() (the code before the
+ * fix): each side's sync waits 10 s for the other and expires (expired=8).
+ */
+KTEST(ftrace_switch_with_key_change)
+{
+	return two_patchers(false);
+}
+
+/*
+ * Tracer switches on CPU 1 during ours: we spin on the tracer's lock while
+ * CPU 1, holding it, waits for our answer. Mutation caught: the lock's
+ * spin without text_sync_answer(): CPU 1's sync expires.
+ */
+KTEST(ftrace_switch_on_two_cpus)
+{
+	return two_patchers(true);
 }

@@ -145,6 +145,80 @@ static uint64_t sim_run(uint64_t every, uint64_t hang, uint64_t end, uint64_t *s
 }
 
 /*
+ * One turn of a patch loop, interrupts off: work ms of work (the deadline
+ * may expire in it: a sample), then a wait of wait ms, answered or not
+ * (R4, R5). Returns WD_STUCK if a sample said so, else WD_RESTART.
+ */
+static enum wd_verdict turn(struct wd_cpu *w, uint64_t *t, uint64_t *deadline,
+			    uint64_t work, uint64_t wait, bool answered)
+{
+	/* A CPU marked by R5 does not pause (watchdog_pause()): the wait is work. */
+	bool paused = !w->expired;
+	uint64_t end = *t + (work + (paused ? 0 : wait)) * MS;
+
+	while (*deadline <= end) {
+		*t = *deadline;
+		if (wd_sample(w, *t, P, false) == WD_STUCK)
+			return WD_STUCK;
+		*deadline = *t + P;
+	}
+	*t = end;
+	if (!paused)
+		return WD_RESTART;
+	*t += wait * MS;		/* paused: no sample */
+	if (answered) {
+		wd_begin(w, *t);	/* R4, as watchdog_resume() */
+		*deadline = *t + P;
+	} else {
+		*deadline = *t + wd_resume_expired(w, *t, P);
+	}
+	return WD_RESTART;
+}
+
+/*
+ * R4: a long patch batch on a slow host (1000 turns of 5 ms of work and a
+ * 50 ms answered wait: 55 s, interrupts off) is no report. Mutation
+ * caught: an answered wait counted like an expired one (wd_resume_expired()).
+ */
+static void test_long_batch_of_answered_waits_is_no_report(void **state)
+{
+	struct wd_cpu w = { 0 };
+	uint64_t t = 0, deadline = P;
+
+	(void)state;
+	wd_begin(&w, t);
+	for (int i = 0; i < 1000; i++)
+		assert_int_not_equal(turn(&w, &t, &deadline, 5, 50, true), WD_STUCK);
+}
+
+/*
+ * R5: waits that expire (10 s each, nobody answered) count whole: with
+ * interrupts still off the CPU is probed at once, then reported P later,
+ * in the second turn, for the whole time since the last sign of life.
+ * A touch clears the mark that keeps it from pausing. Mutation caught:
+ * wd_resume_expired() as wd_begin() (the old watchdog_resume(): every
+ * wait's end a sign of life): no report in 1000 turns.
+ */
+static void test_expired_waits_count(void **state)
+{
+	struct wd_cpu w = { 0 };
+	uint64_t t = 0, deadline = P;
+	int i;
+
+	(void)state;
+	wd_begin(&w, t);
+	for (i = 0; i < 1000; i++)
+		if (turn(&w, &t, &deadline, 1, 10000, false) == WD_STUCK)
+			break;
+	assert_int_equal(i, 1);				/* the second turn */
+	assert_int_equal(w.expired, 1);
+	/* 1 ms, the 10 s wait, the probe 1 cycle later, the report P after it */
+	assert_int_equal(t - w.life, 10001 * MS + 1 + P);
+	wd_touch(&w, t + 1, GAP);
+	assert_int_equal(w.expired, 0);
+}
+
+/*
  * Mutation caught: anything that reports a CPU touching more often than
  * watchdog.ms - P/8 (here every 1.8 s with watchdog.ms=2000), or reports a
  * hang later than 3P after its last sign of life or for less than 2P - P/8.
@@ -188,6 +262,8 @@ int main(void)
 		cmocka_unit_test(test_interrupts_on_is_alive),
 		cmocka_unit_test(test_touch_rate_limit),
 		cmocka_unit_test(test_probe_needs_half_a_period),
+		cmocka_unit_test(test_long_batch_of_answered_waits_is_no_report),
+		cmocka_unit_test(test_expired_waits_count),
 		cmocka_unit_test(test_model_bounds),
 		cmocka_unit_test(test_half_period_ticks),
 	};

@@ -230,3 +230,21 @@ def test_fast_path_pages_read_back(shell, tracer):
     assert 0 <= int(st.group(2)) - got <= 4096 // 20, (got, st.group(0))
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+@pytest.mark.parametrize("smp", [2, 3])
+def test_two_patchers_at_once(qemu, smp):
+    """A tracer switch while another CPU changes a static key, and while
+    another CPU switches tracers (the tracer's lock), interrupts off on
+    both: every sync answered (the ktests' counter, and no "did not answer"
+    line on the console, counted here independently)."""
+    tests = ("ftrace_switch_with_key_change", "ftrace_switch_on_two_cpus")
+    r = qemu(f"run=ktest ktest={','.join(tests)} exit", smp=smp, timeout=240)
+    assert r.rc == 0, r.out
+    res = r.ktap()
+    assert all(res.values()) and len(res) == 2, r.out
+    for t in tests:
+        f = r.fields(rf"^ktest: {t} ")
+        assert f["expired"] == "0" and int(f["flips"]) > 0, f
+    assert "did not answer a code-change sync" not in r.out
+    assert not r.has(r"^watchdog: cpu="), r.out

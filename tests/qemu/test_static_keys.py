@@ -14,7 +14,8 @@ from conftest import ROOT
 
 ELF = ROOT / "build" / "kernel.elf"
 KTESTS = ["static_key_patch_sites", "static_key_refuses_changed_site",
-          "static_key_flip_stress", "static_key_off_cost", "text_read_only"]
+          "static_key_flip_stress", "static_key_off_cost", "text_read_only",
+          "text_poke_bounds"]
 NOP5 = bytes.fromhex("0f1f440000")
 ENTRY = struct.Struct("<QQQ")           # struct jump_entry: code, target, key
 FLIPS = 2000                            # STRESS_FLIPS in ktests_jump_label.c

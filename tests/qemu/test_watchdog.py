@@ -172,3 +172,22 @@ def test_persist_says_end_watchdog_after_a_reboot(shell):
     seqs = [int(x) for x in re.findall(r"\[001\] \S{4}\s+\d+\.\d{9}: bench: seq=(\d+)$", b[1],
                                        re.M)]
     assert seqs[-len(MARKS):] == MARKS, b[1]
+
+
+def test_hang_asking_syncs_that_expire_is_reported(qemu):
+    """hang.sync=1: the hung AP asks a code-change sync at every turn, and the
+    boot CPU, waiting with interrupts off, answers none: each sync expires
+    after 10 s. Each sync is a watchdog pause; an expired one counts (R5 in
+    include/kernel/watchdog_rule.h), so the AP is reported soon after the
+    first expiry, within the 30 s hang (before the fix the pause's end
+    restarted the deadline: 30 s and no report). Plain TCG: bounds loose."""
+    r = qemu(f"run=hang hang.cpu=1 hang.sync=1 hang.ms=30000 watchdog.ms={WD_MS} exit", smp=2,
+             timeout=120)
+    expired = r.out.count("text: cpu=0 did not answer a code-change sync")
+    m = [REPORT.match(l) for l in r.lines if REPORT.match(l)]
+    assert len(m) == 1 and m[0].group(1) == "1", r.out
+    assert m[0].group(3) == "text_sync", r.out
+    assert 1 <= expired <= 2, r.out      # reported after the first expiry (the second: slack)
+    assert 10000 <= int(m[0].group(2)) < 30000, r.out
+    assert not r.has(r"^hang: cpu=1 ended its hang"), r.out
+    assert r.rc != 0, r.out

@@ -44,6 +44,13 @@ bool text_sync(void);
  */
 void text_sync_answer(void);
 
+/*
+ * Syncs asked for since boot (every CPU's text_sync() calls), and CPUs a
+ * sync stopped waiting for (each one printed): for tests.
+ */
+uint64_t text_sync_asked(void);
+uint64_t text_sync_expired(void);
+
 /* Is [addr, addr+len) inside the kernel's .text? Is .text read-only? */
 bool text_contains(const void *addr, size_t len);
 bool text_protected(void);

@@ -16,6 +16,11 @@
  * touch_nmi_watchdog(): the job runner, the ktest runner and the dump's
  * output do.
  *
+ * The end of a pause whose wait was answered is a sign of life (R4); a
+ * wait that expired counts whole, and the CPU is watched through its
+ * waits until its next sign of life (R5): the CPU it waited for was not
+ * watched (include/kernel/watchdog_rule.h).
+ *
  * A pause is one call at each end of the wait, not a touch in its loop:
  * under icount a waiting CPU's instructions are charged to the virtual
  * time the CPU it waits for measures (the vCPUs take turns), so a touch
@@ -36,6 +41,8 @@ void watchdog_work_end(void);
 /* This CPU waits for another's call: not watched until watchdog_resume(its result). */
 bool watchdog_pause(void);
 void watchdog_resume(bool paused);
+/* ... the wait expired: the waited-for CPU was not watched, so the wait counts (R5). */
+void watchdog_resume_expired(bool paused);
 /* This CPU stops being watched for good (the panic path). */
 void watchdog_stop(void);
 
