@@ -54,7 +54,7 @@ def check_same(traced, reference):
 def test_fault_backtrace_under_function_graph(qemu):
     runs = {}
     for tracer in ("nop", "function_graph"):
-        r = qemu(f"ftrace={tracer} run=fault exit", smp=1, timeout=90)
+        r = qemu(f"ftrace={tracer} run=fault exit panic.dump=none", smp=1, timeout=90)
         assert r.rc == 1 and r.has(r"^PANIC: unhandled exception: vector=14 "), r.out
         assert r.has(r"^fault: cpu=0 reading unmapped address"), r.out
         runs[tracer] = backtrace(r, "PANIC: end of report")
@@ -68,7 +68,8 @@ def test_watchdog_backtrace_under_function_graph(qemu):
     stack, not the NMI's own."""
     runs = {}
     for tracer in ("nop", "function_graph"):
-        r = qemu(f"ftrace={tracer} run=hang watchdog.ms=400 exit", smp=1, timeout=90)
+        r = qemu(f"ftrace={tracer} run=hang watchdog.ms=400 exit panic.dump=none", smp=1,
+                 timeout=90)
         assert r.rc == 1 and r.has(r"^watchdog: cpu=0 stuck for \d+ ms at job_hang_spin\+"), \
             r.out
         runs[tracer] = backtrace(r, "watchdog: end of report")

@@ -338,17 +338,20 @@ def test_explicit_range_and_another_image(qemu, tmp_path):
                   "\n".join(r.lines), re.M)
     assert m and int(m.group(1)) < 64, r.out
     assert r.has(r"^persist: trace.pages=64 does not fit 256 KiB for 2 CPUs; using \d+$")
-    # Another image's build id (a byte of it changed, the header's CRC made good again).
-    hdr = 0x6000000
+    # Another image's build id (a byte of it changed, the header's CRC made good again), in
+    # both header slots (include/trace/persist.h: the newest valid one is read).
     with open(f, "r+b") as fh:
-        fh.seek(hdr)
-        data = bytearray(fh.read(4096))
-        data[16] ^= 0xFF
-        data[12:16] = b"\0\0\0\0"
-        ncpus = int.from_bytes(data[52:56], "little")
-        data[12:16] = zlib.crc32(bytes(data[:120 + 88 * ncpus])).to_bytes(4, "little")
-        fh.seek(hdr)
-        fh.write(data)
+        for k in range(PERSIST_SLOTS):
+            fh.seek(0x6000000 + k * PERSIST_SLOT_BYTES)
+            data = bytearray(fh.read(4096))
+            if data[:8] != PERSIST_MAGIC:
+                continue
+            data[16] ^= 0xFF
+            data[12:16] = b"\0\0\0\0"
+            ncpus = int.from_bytes(data[52:56], "little")
+            data[12:16] = zlib.crc32(bytes(data[:PERSIST_HEADER + 88 * ncpus])).to_bytes(4, "little")
+            fh.seek(0x6000000 + k * PERSIST_SLOT_BYTES)
+            fh.write(data)
     r = qemu("trace.persist=0x6000000,256K exit", smp=2, opts=opts, timeout=60)
     assert r.has(r"^persist: previous boot's buffer rejected: written by another kernel image "
                  r"\(build id differs\)$"), r.out
@@ -357,16 +360,33 @@ def test_explicit_range_and_another_image(qemu, tmp_path):
 
 DAMAGE_ROUNDS = 12
 HALTED = "panic: halted (panic.action=halt)"
+# include/trace/persist.h: two header slots of PERSIST_SLOT_BYTES, each a 128-byte header
+# and 88-byte CPU records; CPU 0's area (its buffer state first) right after them.
+PERSIST_MAGIC = (0x5453525045524254).to_bytes(8, "little")
+PERSIST_SLOTS, PERSIST_SLOT_BYTES, PERSIST_HEADER = 2, 24576, 128
 
 
 def damage(path, start, end, rnd):
     """Overwrite 1..16 random bytes of [start, end) in the RAM file: a quarter of the
-    rounds in the header's bytes, a quarter in CPU 0's buffer state (the page after
-    the header page), the rest anywhere in the range."""
+    rounds in the headers' bytes (one slot or both: one damaged slot leaves the other,
+    an earlier version, to be read), a quarter in CPU 0's buffer state (the page after
+    the header slots), the rest anywhere in the range."""
     n = rnd.randint(1, 16)
     where = rnd.random()
-    lo, hi = ((start, start + 320) if where < 0.25 else
-              (start + 4096, start + 4096 + 512) if where < 0.5 else (start, end))
+    cpu0 = start + PERSIST_SLOTS * PERSIST_SLOT_BYTES
+    if where < 0.25:
+        slots = range(PERSIST_SLOTS) if rnd.random() < 0.5 else [rnd.randrange(PERSIST_SLOTS)]
+        for k in slots:
+            slot = start + k * PERSIST_SLOT_BYTES
+            damage_at(path, slot, slot + 320, n, rnd)
+        return n
+    lo, hi = (cpu0, cpu0 + 512) if where < 0.5 else (start, end)
+    damage_at(path, lo, hi, n, rnd)
+    return n
+
+
+def damage_at(path, lo, hi, n, rnd):
+    """n random bytes of [lo, hi): a burst or scattered."""
     burst = rnd.random() < 0.5
     at = rnd.randrange(lo, hi - 16)
     with open(path, "r+b") as fh:
