@@ -286,6 +286,15 @@ test-host: test-unit
 	@$(MAKE) fuzz
 	@$(MAKE) check-deps
 
+# Everything test-host runs, built (make test builds it with -j2 first).
+HOST_PROGS = $(addprefix $(BUILD)/host/,$(HOST_TESTS)) \
+	$(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS))) \
+	$(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/mkcapture \
+	$(BUILD)/tools/mkcapture-extra $(BUILD)/tools/baretrace-acpi-asan \
+	$(BUILD)/fuzz/fuzz_dump $(BUILD)/fuzz/fuzz_persist $(BUILD)/fuzz/fuzz_acpidump
+.PHONY: host-progs
+host-progs: $(HOST_PROGS)
+
 # A changed header must make every host program that includes it out of
 # date (scripts/check-deps.sh touches each and asks make -q, then puts
 # the header's time back, so nothing is rebuilt).
@@ -297,8 +306,17 @@ check-deps: $(CHECK_DEPS_PROGS)
 	@echo "== build: a changed header rebuilds every host program that includes it"
 	$(Q)scripts/check-deps.sh $(BUILD)
 
-test-unit: $(addprefix $(BUILD)/host/,$(HOST_TESTS))
-	@$(foreach t,$(HOST_TESTS),echo "== host: $(t)" && $(BUILD)/host/$(t) $($(t)_ARGS) &&) true
+# Each unit test runs as a target of its own, so `make -j2 test-unit` runs
+# two at a time: its output goes to build/host/<test>.log, the last lines
+# are shown, and all of it when the test fails.
+HOST_RUNS := $(addprefix run-host-,$(HOST_TESTS))
+.PHONY: $(HOST_RUNS)
+test-unit: $(HOST_RUNS)
+$(HOST_RUNS): run-host-%: $(BUILD)/host/%
+	@if $(BUILD)/host/$* $($*_ARGS) > $(BUILD)/host/$*.log 2>&1; then \
+		echo "== host: $*: $$(tail -n 1 $(BUILD)/host/$*.log)"; \
+	else cat $(BUILD)/host/$*.log; echo "== host: $*: FAILED (log: $(BUILD)/host/$*.log)"; \
+		exit 1; fi
 
 test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 	@$(foreach t,$(TSAN_TESTS),echo "== host (ThreadSanitizer): $(t)" && \
@@ -347,7 +365,9 @@ fuzz-acpi: $(BUILD)/fuzz/fuzz_acpidump
 		-max_len=65536 -print_final_stats=1 acpi-corpus acpi-seeds > acpi-log 2>&1 || \
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' acpi-log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/acpi-log
-fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
+.PHONY: fuzz-dump
+fuzz: fuzz-dump
+fuzz-dump: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra
 	@rm -rf $(BUILD)/fuzz/seeds && mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/corpus
 	$(Q)$(BUILD)/tools/mkcapture --seeds $(BUILD)/fuzz/seeds
 	$(Q)$(BUILD)/tools/mkcapture-extra --seeds $(BUILD)/fuzz/seeds
@@ -364,13 +384,20 @@ fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-
 # cores: on a quiet development machine 176 tests took 995 s against 1259 s
 # serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
 QEMU_TEST_JOBS ?= 2
-test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode deps-qemu10
+test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi-asan deps-qemu10
 	$(PYTHON) -m pytest -q --durations=25 $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu $(PYTEST_ARGS)
 
+# The builds and the host tests that do not share a core with anything
+# timed run two at a time (the machines have two cores); the ThreadSanitizer
+# tests and the QEMU tests (which share the machine by their own rules,
+# tests/qemu/boot_lock.py) as they do alone. The last line says how long.
 test: deps deps-qemu10
-	@$(MAKE) kernel
-	@$(MAKE) test-host
-	@$(MAKE) test-qemu
+	@t0=$$(date +%s); \
+	 $(MAKE) -j2 kernel host-progs && $(MAKE) -j2 test-unit && $(MAKE) test-tsan && \
+	 $(MAKE) test-tools && $(MAKE) -j2 fuzz && $(MAKE) check-deps && $(MAKE) test-qemu; \
+	 rc=$$?; t=$$(( $$(date +%s) - t0 )); \
+	 echo "make test: $$( [ $$rc = 0 ] && echo passed || echo FAILED ) in $$((t / 60)) min $$((t % 60)) s"; \
+	 exit $$rc
 
 deps:
 	@scripts/deps.sh

@@ -306,9 +306,21 @@ static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
 
 void ap_entry(struct percpu *pc);
 
+/*
+ * The boot CPU's EFER.NXE, which every AP takes before anything else: the
+ * page tables are shared, and the firmware may leave NXE set on the boot
+ * CPU (OVMF does; entry.asm keeps EFER's other bits), so a page-table entry
+ * with the NX bit (text_poke()'s window) is valid there and a reserved-bit
+ * page fault on an AP whose NXE is clear (seen: a tracer switch on an AP
+ * under OVMF, #PF error 0xa in text_poke()).
+ */
+static uint64_t bsp_efer_nxe;
+
 /* Not traced: its entry runs before percpu_load() gives this CPU its %gs. */
 notrace void ap_entry(struct percpu *pc)
 {
+	if (bsp_efer_nxe)
+		wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_NXE);
 	percpu_load(pc);
 	idt_load();
 	lapic_init_cpu();
@@ -643,6 +655,7 @@ void smp_init(void)
 	unsigned present = 0, next = 1;
 	struct percpu *bsp = cpus[0];
 
+	bsp_efer_nxe = rdmsr(MSR_EFER) & EFER_NXE;
 	trap_set_handler(VEC_CALL, on_call_ipi);
 	trap_set_handler(VEC_NMI, on_nmi);
 	for (unsigned i = 0; i < acpi.cpu_count; i++)

@@ -86,8 +86,6 @@
 #define PTE_P			(1ull << 0)
 #define PTE_RW			(1ull << 1)
 #define PTE_NX			(1ull << 63)
-#define EFER_NXE		(1ull << 11)
-#define MSR_EFER		0xC0000080
 #define TEXT_SYNC_TIMEOUT_MS	10000
 
 _Static_assert(VEC_TEXT_SYNC != VEC_CALL && VEC_TEXT_SYNC != VEC_TEST &&

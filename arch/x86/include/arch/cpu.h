@@ -18,6 +18,9 @@ static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
 	return r;
 }
 
+#define MSR_EFER	0xC0000080	/* extended feature enables */
+#define EFER_NXE	(1ull << 11)	/* no-execute bit in page tables; reserved while clear */
+
 static inline uint64_t rdmsr(uint32_t msr)
 {
 	uint32_t lo, hi;
