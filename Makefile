@@ -41,7 +41,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
 	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
-	arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
+	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
@@ -106,7 +106,8 @@ FTRACE ?= 1
 FTRACE_FLAGS := $(if $(filter 1,$(FTRACE)),-fpatchable-function-entry=5)
 NOTRACE_SRCS := trace/% kernel/tracer/% \
 	arch/x86/traps.c arch/x86/idt.c arch/x86/percpu.c arch/x86/uart.c arch/x86/vga.c \
-	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/jump_label.c arch/x86/ftrace.c \
+	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c \
+	arch/x86/ftrace.c \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
 	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
 	kernel/watchdog_rule.c kernel/console.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \

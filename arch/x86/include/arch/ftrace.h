@@ -1,6 +1,7 @@
 /*
  * Function tracer sites on x86-64: the instruction forms and the live
- * patcher (arch/x86/ftrace.c), and the trampolines (arch/x86/ftrace_entry.asm).
+ * patcher (arch/x86/ftrace.c, queueing into arch/x86/text_patch.c), and
+ * the trampolines (arch/x86/ftrace_entry.asm).
  *
  * A site is the 5 bytes at a traced function's entry: as GCC emits it
  * (-fpatchable-function-entry=5: five 1-byte NOPs, 90 x 5), until the boot
@@ -19,8 +20,6 @@
 #define FTRACE_SITE_BUILD	0x90, 0x90, 0x90, 0x90, 0x90	/* as GCC emits it */
 #define FTRACE_OP_CALL32	0xe8
 
-struct trap_frame;
-
 /*
  * The trampolines: a site's call target (function's, function_graph's; the
  * C path's end), and where a taken-over return lands.
@@ -33,10 +32,10 @@ bool arch_ftrace_insn(uint64_t site, uint64_t target, uint8_t out[FTRACE_SITE_LE
 
 /*
  * Rewrite sites[0..n) (ascending) from the form old_target gives to the
- * form new_target gives (0 = NOP), while other CPUs run them, with the
- * int3 sequence of arch/x86/jump_label.c. A site whose bytes are not the
- * old form is refused (one console line each, at most a few) and left as
- * it is. Task context, interrupts on (the syncs wait for every CPU);
+ * form new_target gives (0 = NOP), while other CPUs run them, through
+ * the live-patching engine (arch/x86/text_patch.c). A site whose bytes are
+ * not the old form is refused (one console line each, at most a few) and
+ * left as it is. Task context, interrupts on (the syncs wait for every CPU);
  * callers are serialised by the tracer's lock. Returns the sites refused.
  */
 unsigned arch_ftrace_apply(const uint64_t *sites, unsigned n, uint64_t old_target,
@@ -52,13 +51,6 @@ bool arch_ftrace_site_is_nop(uint64_t site);
  * are, unreported: the boot check then names them. Same context rules.
  */
 void arch_ftrace_convert(const uint64_t *sites, unsigned n);
-
-/*
- * The breakpoint handler's share: true (and f resumed past the site) if
- * f stopped at the int3 of a site being patched. The static-key patcher's
- * handler asks this too, and ours asks its (both may be live at once).
- */
-bool arch_ftrace_int3(struct trap_frame *f);
 
 /* Breakpoints met on sites being patched, all CPUs. */
 uint64_t arch_ftrace_int3_hits(void);

@@ -62,15 +62,7 @@ static inline void arch_jump_label_wait(void)
 	__asm__ __volatile__("pause" ::: "memory");
 }
 
-/* Breakpoints met at a site being patched and emulated, since boot. */
+/* Breakpoints met at a static-key site being patched and emulated, since boot. */
 uint64_t arch_jump_label_int3_hits(void);
-
-/*
- * The breakpoint handler's share: true (and f resumed) if f stopped at the
- * int3 of a static-key site being patched. The function tracer's patcher
- * (arch/x86/ftrace.c) shares the vector and asks this too.
- */
-struct trap_frame;
-bool arch_jump_label_int3(struct trap_frame *f);
 
 #endif
