@@ -7,7 +7,7 @@
  *   struct percpu (one per CPU, page-aligned)
  *   +0     self            -- %gs:0
  *   +8     cpu             -- logical id, 0 = boot CPU
- *   ...    identity, interrupt nesting, TSC skew, cross-CPU calls, clock
+ *   ...    identity, interrupt nesting, TSC skew, cross-CPU calls
  *   ...    the tracer's context and buffer (to move to the tracer)
  *   ...    GDT, TSS, IST stacks (cold)
  *   +PERCPU_VARS_OFFSET  the subsystems' per-CPU variables (DEFINE_PER_CPU, below)
@@ -18,7 +18,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "baretrace/compiler.h"
-#include "trace/clock.h"
 #include "trace/events.h"
 
 struct rb_cpu_buffer;
@@ -105,8 +104,6 @@ struct percpu {
 	void *volatile call_arg;		/* its argument */
 	uint32_t call_from;			/* CPU that posted it */
 	volatile uint64_t call_done;		/* completions, bumped after fn */
-
-	struct clock_latch clock __aligned(CACHELINE_SIZE); /* this CPU's cycles->ns */
 
 	uint64_t gdt[5] __aligned(16);	/* null, code, data, TSS (2 slots) */
 	struct tss tss __aligned(16);	/* IST stacks for NMI, #DF, #MC */
