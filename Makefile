@@ -169,7 +169,24 @@ $(BUILD)/gen/font.o: $(BUILD)/gen/font.c Makefile
 $(BUILD)/%.o: %.asm Makefile
 	@mkdir -p $(@D)
 	$(call quiet,NASM,$@)
-	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -o $@ $<
+	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -i $(BUILD)/gen/ -o $@ $<
+
+# Generated assembly constants (Linux's asm-offsets): asm_offsets.c compiled
+# to assembly, where each DEFINE() left a line `->NAME value expression`;
+# those lines become NASM %defines. Its -MMD file makes a changed header
+# regenerate them, and the trampolines are rebuilt with them.
+$(BUILD)/gen/asm_offsets.s: kernel/tracer/asm_offsets.c Makefile
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(KCFLAGS) -MT $@ -S $< -o $@
+$(BUILD)/gen/asm_offsets.inc: $(BUILD)/gen/asm_offsets.s
+	$(call quiet,GEN,$@)
+	$(Q){ echo "; generated from kernel/tracer/asm_offsets.c: do not edit"; \
+	  sed -n 's/^[[:space:]]*\.ascii[[:space:]]*"->\([A-Za-z0-9_]*\) \([-0-9]*\) \(.*\)"$$/%define \1 \2\t; \3/p' $<; \
+	} > $@
+	$(Q)test "$$(grep -c '^%define' $@)" = "$$(grep -c '"->' $<)" || \
+		{ echo "asm_offsets: a DEFINE() line was not converted"; rm -f $@; exit 1; }
+$(BUILD)/arch/x86/ftrace_entry.o: $(BUILD)/gen/asm_offsets.inc
 
 $(BUILD)/kernel/tracer/bench_writer_%.o: kernel/tracer/bench_writer.c Makefile
 	@mkdir -p $(@D)

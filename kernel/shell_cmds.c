@@ -29,7 +29,7 @@ static int cmd_clock(int argc, char **argv)
 		struct clock_conv conv;
 		if (!pc || !pc->online)
 			continue;
-		if (clock_latch_read(&pc->clock, &conv)) {
+		if (clock_latch_read(per_cpu_ptr(tsc_clock, c), &conv)) {
 			cprintf("clock: cpu=%u unreadable (writer storm)\n", c);
 			continue;
 		}

@@ -77,59 +77,13 @@
 ; the frame and the depth may be written in any order the C hooks could
 ; see; G1's order (frame, depth, slot) is kept all the same.
 ;
-; Layouts used here are C's; kernel/tracer/ftrace.c checks every constant
-; below against offsetof() and the enums (ftrace_asm_check()).
+; Layouts used here are C's: every constant below (PC_*, CB_*, ST_*, the
+; events' FN_*, GE_*, GX_*) comes from kernel/tracer/asm_offsets.c, generated
+; at build time, never typed here.
 
 bits 64
 
-; struct percpu
-%define PC_LEVEL_BIT	0x1c		; trace.level_bit
-%define PC_ENT_HI	0x20		; trace.ent_hi: ent_ctx << 32
-%define PC_GRAPH_STACK	0x28		; trace.graph_stack
-%define PC_RB		0x38		; rb
-%define PC_FTRACE_BUSY	0x30		; ftrace_busy
-%define PC_FTRACE_OVERRUN 0x40		; ftrace_overrun
-; struct rb_cpu_buffer
-%define CB_GUARD	0x00		; guard: nest, then gate (I7, I12)
-%define CB_NEST		0x00
-%define CB_WRITE	0x08
-%define CB_TAIL_BASE	0x10
-%define CB_TAIL_PAGE	0x18
-%define CB_CAP		0x24
-%define RB_SLOW_AFTER_XADD	1
-%define RB_DELTA_LIMIT	(1 << 27)
-; the page and the record
-%define PAGE_HEADER	48		; RB_PAGE_HEADER_SIZE
-%define PAGE_ENTRIES	36		; offsetof(struct rb_page_header, entries)
-%define FN_LEN		20		; sizeof(struct trace_ev_function)
-%define FN_REC		24		; rb_data_record_size(FN_LEN): word + payload
-%define FN_WORD		(5 << 27)	; rb_record_word(FN_LEN / 4, 0)
-%define FN_ENT		(12 | 4 << 24)	; trace_ent_pack(TEV_function, 0, 4)
-%define FN_IP		4		; offsetof(struct trace_ev_function, ip)
-%define FN_PARENT	12		; ... parent_ip
-%define TEV_FUNCTION	12
-; function_graph: the shadow stack (struct ftrace_stack), the two events
-%define ST_WORD		0		; depth | busy << 32
-%define ST_DEPTH	0
-%define ST_SP		8		; sp[0]: frame d's field is d * 8 past its column
-%define ST_RET		(8 + 8 * 63)	; ret[0]
-%define ST_FUNC		(8 + 16 * 63)	; func[0]
-%define ST_CALLTIME	(8 + 24 * 63)	; calltime[0]
-%define GE_REC		20		; funcgraph_entry: 16-byte payload
-%define GE_WORD		(4 << 27)
-%define GE_ENT		(13 | 3 << 24)	; trace_ent_pack(TEV_funcgraph_entry, 0, 3)
-%define GE_FUNC		4
-%define GE_DEPTH	12
-%define TEV_GRAPH_ENTRY	13
-%define GX_REC		32		; funcgraph_exit: 28-byte payload
-%define GX_WORD		(7 << 27)
-%define GX_ENT		(14 | 6 << 24)	; trace_ent_pack(TEV_funcgraph_exit, 0, 6)
-%define GX_FUNC		4
-%define GX_CYCLES	12
-%define GX_DEPTH	20
-%define GX_OVERRUN	24
-%define TEV_GRAPH_EXIT	14
-%define SITE_LEN	5
+%include "asm_offsets.inc"
 
 ; A static-key site (<arch/jump_label.h>) in the trampolines: the 5-byte NOP
 ; while key %1 is disabled, `jmp %2` while it is enabled, and its
@@ -213,7 +167,7 @@ global ftrace_caller_end
 global ftrace_return_to_handler
 
 ftrace_caller:					; function: the sites call here
-	KEY_ON trace_event_keys + TEV_FUNCTION * 4, .on		; the event's key
+	KEY_ON trace_event_keys + TEV_FUNCTION * KEY_SIZE, .on		; the event's key
 	jmp ftrace_caller_full
 .on:	push rax
 	push rdx
@@ -295,7 +249,7 @@ ftrace_caller:					; function: the sites call here
 	ret
 
 ftrace_graph_caller:				; function_graph: the sites call here
-	KEY_ON trace_event_keys + TEV_GRAPH_ENTRY * 4, .on
+	KEY_ON trace_event_keys + TEV_GRAPH_ENTRY * KEY_SIZE, .on
 	jmp ftrace_caller_full
 .on:	push rax
 	push rdx
@@ -399,7 +353,7 @@ ftrace_return_to_handler:
 %define TOP(col) rsi + rcx * 8 + col - 8	; frame d - 1
 	cmp [TOP(ST_SP)], rsp		; G3: the top frame is this return's (d = 0
 	jne .rfull			; reads the word: 0, never an sp)
-	KEY_ON trace_event_keys + TEV_GRAPH_EXIT * 4, .ron
+	KEY_ON trace_event_keys + TEV_GRAPH_EXIT * KEY_SIZE, .ron
 	jmp .rfull
 .ron:	push rax			; E - 8: the return value,
 	push rdx			; E - 16

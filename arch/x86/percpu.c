@@ -32,7 +32,16 @@ struct percpu *cpus[MAX_CPUS];
 unsigned cpu_count;
 unsigned cpus_online;
 
-static struct percpu boot_area __aligned(4096);	/* cpu 0: needed before the allocator */
+/* cpu 0: needed before the allocator; room for the template (linker.ld checks it). */
+static uint8_t boot_area[PERCPU_VARS_OFFSET + PERCPU_VARS_MAX] __aligned(4096);
+
+/* The per-CPU template (linker.ld): its size, and where the image holds it. */
+extern char __percpu_start[], __percpu_end[], __percpu_load[];
+
+static uint64_t area_bytes(void)
+{
+	return PERCPU_VARS_OFFSET + (uint64_t)(__percpu_end - __percpu_start);
+}
 
 struct desc_ptr {
 	uint16_t limit;
@@ -86,7 +95,8 @@ void percpu_load(struct percpu *pc)
 
 static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_t uid)
 {
-	memset(pc, 0, sizeof(*pc));
+	memset(pc, 0, PERCPU_VARS_OFFSET);
+	memcpy((char *)pc + PERCPU_VARS_OFFSET, __percpu_load, (size_t)(__percpu_end - __percpu_start));
 	pc->self = pc;
 	pc->cpu = cpu;
 	pc->apic_id = apic_id;
@@ -119,9 +129,11 @@ void percpu_trace_ctx_refresh(void)
 
 void percpu_init_boot(void)
 {
-	init_area(&boot_area, 0, 0, 0);
-	percpu_load(&boot_area);
-	boot_area.online = 1;
+	struct percpu *pc = (struct percpu *)boot_area;
+
+	init_area(pc, 0, 0, 0);
+	percpu_load(pc);
+	pc->online = 1;
 	cpus_online = 1;
 }
 
@@ -129,7 +141,7 @@ void percpu_init_boot(void)
  * Give back an AP's area and stack that percpu_alloc() made, once its AP
  * did not start (smp_init(): sent INIT again, it cannot run them).
  */
-#define AREA_PAGES	((sizeof(struct percpu) + PAGE_SIZE - 1) / PAGE_SIZE)
+#define AREA_PAGES	((area_bytes() + PAGE_SIZE - 1) / PAGE_SIZE)
 
 void percpu_free(struct percpu *pc)
 {

@@ -209,7 +209,7 @@ static void smp_warp_rounds(void)
 	uint64_t t0 = rdtsc(), lim = ms_to_cycles(WARP_MAX_MS);
 	struct clock_conv conv, *c = NULL;
 
-	if (tsc.hz && !clock_latch_read(&this_cpu()->clock, &conv) && conv.hz)
+	if (tsc.hz && !clock_latch_read(this_cpu_ptr(tsc_clock), &conv) && conv.hz)
 		c = &conv;
 	for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
 		while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
@@ -489,7 +489,7 @@ static bool set_cpu_clock(struct percpu *pc, const struct skew_sample *m, bool a
 			return false;
 		c.cycle_base = m->ap_tsc;
 	}
-	clock_latch_write(&pc->clock, &c);
+	clock_latch_write(per_cpu_ptr(tsc_clock, pc->cpu), &c);
 	return true;
 }
 
@@ -568,7 +568,7 @@ static void measure_tsc(struct percpu *pc)
 		       "untrusted\n", pc->cpu);
 	if (clock) {
 		struct clock_conv c;
-		if (!clock_latch_read(&pc->clock, &c))
+		if (!clock_latch_read(per_cpu_ptr(tsc_clock, pc->cpu), &c))
 			printk("clock: cpu=%u " CLOCK_CONV_FMT "\n", pc->cpu, CLOCK_CONV_ARGS(c));
 	}
 }

@@ -83,6 +83,8 @@ CMDLINE_OPTION(tsc_refine, .name = "tsc.refine_ms", .type = OPT_UINT, .var = &re
 
 struct tsc_info tsc;
 struct clock_latch tsc_clock_boot;
+/* Each CPU's cycles->ns, alone on its cache line: read by any CPU's dump. */
+DEFINE_PER_CPU_ALIGNED(struct clock_latch, tsc_clock);
 
 struct ref {
 	bool present;			/* the hardware exists */
@@ -440,7 +442,7 @@ long long tsc_cycles_to_ns(uint64_t cycles)
 	struct clock_conv c;
 
 	/* A CPU's latch is all zeros (hz 0) until it has a clock. */
-	if (clock_latch_read(&this_cpu()->clock, &c) || !c.hz)
+	if (clock_latch_read(this_cpu_ptr(tsc_clock), &c) || !c.hz)
 		return -1;
 	return clock_cycles_to_ns(&c, cycles);
 }
@@ -460,7 +462,7 @@ static void install_clock(void)
 		return;
 	}
 	clock_latch_write(&tsc_clock_boot, &c);
-	clock_latch_write(&this_cpu()->clock, &c);	/* the boot CPU's own clock */
+	clock_latch_write(this_cpu_ptr(tsc_clock), &c);	/* the boot CPU's own clock */
 	printk_set_clock(tsc_now_ns);
 	printk("clock: cpu=0 " CLOCK_CONV_FMT "\n", CLOCK_CONV_ARGS(c));
 }

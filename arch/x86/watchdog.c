@@ -29,8 +29,9 @@
  * being sent NMIs. Measured under icount: the whole ktest suite and
  * run=bench bench=all take no watchdog NMI at all (0 samples on every CPU).
  *
- * Watched: see <arch/watchdog.h>. Each CPU's struct wd_cpu is written by
- * that CPU alone, from its task context and its NMI.
+ * Watched: see <arch/watchdog.h>. Each CPU's struct wd_cpu (watchdog_cpu,
+ * a per-CPU variable) is written by that CPU alone, from its task context
+ * and its NMI.
  *
  * The report runs on the stuck CPU's own kernel stack, below where it was
  * interrupted (that code never resumes): the panic path (printk, the dump)
@@ -54,6 +55,8 @@
 #define REPORT_STACK_GAP 256		/* bytes left below the interrupted RSP */
 #define REPORT_STACK_MIN 0x10000ull	/* a kernel stack lies above this ... */
 #define REPORT_STACK_MAX 0x100000000ull	/* ... and in the boot identity map */
+
+DEFINE_PER_CPU(struct wd_cpu, watchdog_cpu);
 
 _Static_assert(VEC_WATCHDOG != VEC_TEXT_SYNC && VEC_WATCHDOG != VEC_CALL &&
 	       VEC_WATCHDOG != VEC_TEST, "the probe's vector is its own");
@@ -96,22 +99,22 @@ void watchdog_init(void)
 
 notrace void watchdog_work_begin(void)
 {
-	struct percpu *pc = this_cpu();
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
 
 	if (!enabled)
 		return;
-	wd_begin(&pc->wd, rdtsc());
-	__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
+	wd_begin(wd, rdtsc());
+	__atomic_store_n(&wd->state, WD_ARMED, __ATOMIC_RELAXED);
 	restart();
 }
 
 notrace void watchdog_work_end(void)
 {
-	struct percpu *pc = this_cpu();
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
 
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) == WD_ARMED)
+	if (__atomic_load_n(&wd->state, __ATOMIC_RELAXED) == WD_ARMED)
 		lapic_timer_nmi_stop();
-	__atomic_store_n(&pc->wd.state, WD_OFF, __ATOMIC_RELAXED);
+	__atomic_store_n(&wd->state, WD_OFF, __ATOMIC_RELAXED);
 }
 
 notrace void watchdog_stop(void)
@@ -121,32 +124,32 @@ notrace void watchdog_stop(void)
 
 notrace bool watchdog_pause(void)
 {
-	struct percpu *pc = this_cpu();
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
 
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_ARMED || pc->wd.expired)
+	if (__atomic_load_n(&wd->state, __ATOMIC_RELAXED) != WD_ARMED || wd->expired)
 		return false;	/* not watched, or watched through this wait (R5) */
 	lapic_timer_nmi_stop();
-	__atomic_store_n(&pc->wd.state, WD_PAUSED, __ATOMIC_RELAXED);
+	__atomic_store_n(&wd->state, WD_PAUSED, __ATOMIC_RELAXED);
 	return true;
 }
 
 static notrace void resume(bool paused, bool expired)
 {
-	struct percpu *pc = this_cpu();
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
 
-	if (!paused || __atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_PAUSED)
+	if (!paused || __atomic_load_n(&wd->state, __ATOMIC_RELAXED) != WD_PAUSED)
 		return;		/* the timer was lent meanwhile, or nothing was paused */
 	if (!expired) {
-		wd_begin(&pc->wd, rdtsc());	/* R4 */
-		__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
+		wd_begin(wd, rdtsc());	/* R4 */
+		__atomic_store_n(&wd->state, WD_ARMED, __ATOMIC_RELAXED);
 		restart();
 		return;
 	}
 	/* R5: the wait counts; the deadline runs on from where it stopped. */
-	uint64_t left = wd_resume_expired(&pc->wd, rdtsc(), period_cycles);
+	uint64_t left = wd_resume_expired(wd, rdtsc(), period_cycles);
 	uint64_t ticks = (uint64_t)((unsigned __int128)left * period_ticks / period_cycles);
 
-	__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
+	__atomic_store_n(&wd->state, WD_ARMED, __ATOMIC_RELAXED);
 	lapic_timer_nmi_oneshot(ticks ? (uint32_t)ticks : 1);
 }
 
@@ -162,28 +165,30 @@ notrace void watchdog_resume_expired(bool paused)
 
 notrace void watchdog_timer_lent(void)
 {
-	struct percpu *pc = this_cpu();
-	uint32_t st = __atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED);
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
+	uint32_t st = __atomic_load_n(&wd->state, __ATOMIC_RELAXED);
 
 	/* The caller reprograms the timer next: no need to stop ours first. */
 	if (st == WD_ARMED || st == WD_PAUSED)
-		__atomic_store_n(&pc->wd.state, WD_LENT, __ATOMIC_RELAXED);
+		__atomic_store_n(&wd->state, WD_LENT, __ATOMIC_RELAXED);
 }
 
 notrace void watchdog_timer_returned(void)
 {
-	struct percpu *pc = this_cpu();
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
 
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_LENT)
+	if (__atomic_load_n(&wd->state, __ATOMIC_RELAXED) != WD_LENT)
 		return;
-	wd_begin(&pc->wd, rdtsc());
-	__atomic_store_n(&pc->wd.state, WD_ARMED, __ATOMIC_RELAXED);
+	wd_begin(wd, rdtsc());
+	__atomic_store_n(&wd->state, WD_ARMED, __ATOMIC_RELAXED);
 	restart();
 }
 
-notrace void watchdog_touch_armed(struct percpu *pc)
+notrace void watchdog_touch_armed(void)
 {
-	if (wd_touch(&pc->wd, rdtsc(), kick_gap))
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
+
+	if (wd_touch(wd, rdtsc(), kick_gap))
 		restart();
 }
 
@@ -225,12 +230,13 @@ static notrace void __attribute__((noreturn)) report(void *arg)
 notrace bool watchdog_nmi(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
+	struct wd_cpu *wd = this_cpu_ptr(watchdog_cpu);
 	uint64_t now;
 
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) != WD_ARMED || !lapic_timer_expired())
+	if (__atomic_load_n(&wd->state, __ATOMIC_RELAXED) != WD_ARMED || !lapic_timer_expired())
 		return false;	/* not the deadline: someone else's NMI */
 	now = rdtsc();
-	switch (wd_sample(&pc->wd, now, period_cycles, f->rflags & RFLAGS_IF)) {
+	switch (wd_sample(wd, now, period_cycles, f->rflags & RFLAGS_IF)) {
 	case WD_PROBE:
 		lapic_send_ipi(pc->apic_id, VEC_WATCHDOG);
 		restart();
@@ -241,8 +247,8 @@ notrace bool watchdog_nmi(struct trap_frame *f)
 	case WD_STUCK:
 		break;
 	}
-	__atomic_store_n(&pc->wd.state, WD_OFF, __ATOMIC_RELAXED);
-	stuck_ms[pc->cpu] = wd_cycles_to_ms(now - pc->wd.life, tsc.hz);
+	__atomic_store_n(&wd->state, WD_OFF, __ATOMIC_RELAXED);
+	stuck_ms[pc->cpu] = wd_cycles_to_ms(now - wd->life, tsc.hz);
 	/*
 	 * Onto the interrupted kernel stack, below its RSP (no red zone in this
 	 * kernel), with a copy of the frame; a stack pointer that cannot be a

@@ -174,7 +174,7 @@ void dump_cpu_clock(uint32_t c, struct dump_clock *out)
 
 	memset(out, 0, sizeof(*out));
 	out->cpu = c;
-	if (pc && tsc.hz && clock_latch_read(&pc->clock, &out->conv))
+	if (pc && tsc.hz && clock_latch_read(per_cpu_ptr(tsc_clock, c), &out->conv))
 		memset(&out->conv, 0, sizeof(out->conv));	/* torn: say "none" */
 	else if (pc && tsc.hz) {
 		out->skew_cycles = pc->tsc_skew;

@@ -88,6 +88,7 @@
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
 #include "kernel/tracing.h"
+#include "ftrace_stack.h"
 
 #define FTRACE_SITES_MAX	4096	/* table entries kept; more are dropped, reported */
 #define FTRACE_LEVELS		4	/* ring-buffer context levels: task, softirq, IRQ, NMI */
@@ -98,15 +99,6 @@
 #define SITE_GRAPH_FN		0x04	/* named by ftrace.graph_function */
 #define SITE_SCRATCH		0x40	/* a list being checked */
 #define SITE_ENABLED		0x80	/* holds the call */
-
-struct ftrace_stack {
-	uint32_t depth;			/* frames in use */
-	uint32_t busy;			/* a C hook of this level runs (1), or not (0) */
-	uint64_t sp[FTRACE_STACK_FRAMES];	/* return slot + 8; once used, never 0 again */
-	uint64_t ret[FTRACE_STACK_FRAMES];	/* the real return address */
-	uint64_t func[FTRACE_STACK_FRAMES];	/* the function (its site) */
-	uint64_t calltime[FTRACE_STACK_FRAMES];	/* stamp at entry */
-};
 
 struct ftrace_cpu {
 	struct ftrace_stack *stack;	/* [FTRACE_LEVELS], or NULL: no graph on this CPU */
@@ -302,52 +294,7 @@ notrace void ftrace_graph_exit_slow(uint64_t func, uint64_t cycles, uint32_t dep
 		   rec->overrun = (uint32_t)ftrace_cpus[percpu_read32(cpu)].overrun);
 }
 
-/* The constants of arch/x86/ftrace_entry.asm's fast path, checked against C. */
-#define ASM_CHECK(c)	_Static_assert(c, "ftrace_entry.asm: " #c)
-ASM_CHECK(offsetof(struct percpu, trace.level_bit) == 0x1c);
-ASM_CHECK(offsetof(struct percpu, trace.ent_hi) == 0x20);
-ASM_CHECK(offsetof(struct percpu, trace.graph_stack) == 0x28);
-ASM_CHECK(offsetof(struct percpu, ftrace_overrun) == 0x40);
-ASM_CHECK(offsetof(struct percpu, rb) == 0x38);
-ASM_CHECK(offsetof(struct percpu, ftrace_busy) == 0x30);
-ASM_CHECK(FTRACE_LEVELS == TRACE_CTX_LEVELS);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, guard) == 0x00);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, nest) == 0x00);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, gate) == 0x04);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, write) == 0x08);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_base) == 0x10);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, tail_page) == 0x18);
-ASM_CHECK(offsetof(struct rb_cpu_buffer, cap) == 0x24);
-/* FN_REC 24, FN_WORD 5 << 27: a 20-byte payload is inline (4-byte word + 20); so are 16 and 28 */
-ASM_CHECK(RB_INLINE_MAX >= 28 && RB_DELTA_BITS == 27);
-ASM_CHECK(RB_SLOW_AFTER_XADD == 1 && RB_DELTA_LIMIT == 1u << 27);
-ASM_CHECK(RB_PAGE_HEADER_SIZE == 48 && offsetof(struct rb_page_header, entries) == 36);
-ASM_CHECK(sizeof(struct trace_ev_function) == 20);
-ASM_CHECK(offsetof(struct trace_ev_function, ip) == 4);
-ASM_CHECK(offsetof(struct trace_ev_function, parent_ip) == 12);
-ASM_CHECK(TEV_function == 12 && TRACE_ENT_WORDS(function) == 4);
-ASM_CHECK(sizeof(trace_event_keys[0]) == 4 && offsetof(struct static_key, enabled) == 0);
-ASM_CHECK(FTRACE_SITE_LEN == 5);
-ASM_CHECK(!CONFIG_TRACE_RESERVE_CMPXCHG);	/* the fast path reserves with xadd */
-/* function_graph's fast path */
-ASM_CHECK(FTRACE_LEVELS == 4 && FTRACE_GRAPH == 2);
-ASM_CHECK(offsetof(struct ftrace_stack, depth) == 0 && offsetof(struct ftrace_stack, busy) == 4);
-ASM_CHECK(FTRACE_STACK_FRAMES == 63 && offsetof(struct ftrace_stack, sp) == 8);
-ASM_CHECK(offsetof(struct ftrace_stack, ret) == 8 + 8 * 63);
-ASM_CHECK(offsetof(struct ftrace_stack, func) == 8 + 16 * 63);
-ASM_CHECK(offsetof(struct ftrace_stack, calltime) == 8 + 24 * 63);
-ASM_CHECK(sizeof(ftrace_graph_fast_limit) == 8);
-/* GE_REC 20, GE_WORD 4 << 27; GX_REC 32, GX_WORD 7 << 27: inline payloads */
-ASM_CHECK(sizeof(struct trace_ev_funcgraph_entry) == 16);
-ASM_CHECK(offsetof(struct trace_ev_funcgraph_entry, func) == 4);
-ASM_CHECK(offsetof(struct trace_ev_funcgraph_entry, depth) == 12);
-ASM_CHECK(TEV_funcgraph_entry == 13 && TRACE_ENT_WORDS(funcgraph_entry) == 3);
-ASM_CHECK(sizeof(struct trace_ev_funcgraph_exit) == 28);
-ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, func) == 4);
-ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, cycles) == 12);
-ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, depth) == 20);
-ASM_CHECK(offsetof(struct trace_ev_funcgraph_exit, overrun) == 24);
-ASM_CHECK(TEV_funcgraph_exit == 14 && TRACE_ENT_WORDS(funcgraph_exit) == 6);
+_Static_assert(FTRACE_LEVELS == TRACE_CTX_LEVELS, "a shadow stack for each context level");
 
 static void __noreturn lost_return(uint64_t rsp)
 {

@@ -7,9 +7,10 @@
  *   struct percpu (one per CPU, page-aligned)
  *   +0     self            -- %gs:0
  *   +8     cpu             -- logical id, 0 = boot CPU
- *   ...    identity, interrupt nesting, clock
- *   +64*k  hot trace state (later issues), cache-line aligned
+ *   ...    identity, interrupt nesting, TSC skew, cross-CPU calls
+ *   ...    the tracer's context and buffer (to move to the tracer)
  *   ...    GDT, TSS, IST stacks (cold)
+ *   +PERCPU_VARS_OFFSET  the subsystems' per-CPU variables (DEFINE_PER_CPU, below)
  */
 #ifndef ARCH_PERCPU_H
 #define ARCH_PERCPU_H
@@ -17,9 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "baretrace/compiler.h"
-#include "trace/clock.h"
 #include "trace/events.h"
-#include "kernel/watchdog_rule.h"
 
 struct rb_cpu_buffer;
 
@@ -106,10 +105,6 @@ struct percpu {
 	uint32_t call_from;			/* CPU that posted it */
 	volatile uint64_t call_done;		/* completions, bumped after fn */
 
-	struct wd_cpu wd;		/* hard-lockup watchdog: this CPU only (arch/x86/watchdog.c) */
-
-	struct clock_latch clock __aligned(CACHELINE_SIZE); /* this CPU's cycles->ns */
-
 	uint64_t gdt[5] __aligned(16);	/* null, code, data, TSS (2 slots) */
 	struct tss tss __aligned(16);	/* IST stacks for NMI, #DF, #MC */
 	uint8_t ist_stack[3][IST_STACK_SIZE] __aligned(16);
@@ -166,6 +161,64 @@ static inline struct percpu *this_cpu(void)
 {
 	return percpu_read_ptr(self);
 }
+
+/*
+ * Per-CPU variables (Linux's DEFINE_PER_CPU): each subsystem defines its
+ * own in its own file, in the .percpu section. That section is a template
+ * linked at address 0 (linker.ld), so a variable's address is its offset
+ * in the template; each CPU's area carries a copy of the template right
+ * after its struct percpu:
+ *
+ *   %gs base -> +0                   struct percpu (self, ids, depths, ...)
+ *               +PERCPU_VARS_OFFSET  copy of .percpu: [&var] is var's slot
+ *
+ * So the calling CPU's var is at %gs:(PERCPU_VARS_OFFSET + &var), one
+ * instruction with the offset as a link-time constant, and another CPU's at
+ * cpus[cpu] + the same offset. A variable is never used by its own name
+ * (that is the template, not loaded at its address): only through the
+ * accessors below. Initial values are copied into each area before the CPU
+ * runs (percpu_alloc(), percpu_init_boot()).
+ */
+#define PERCPU_VARS_OFFSET	((sizeof(struct percpu) + CACHELINE_SIZE - 1) & ~(CACHELINE_SIZE - 1))
+#define PERCPU_VARS_MAX		4096	/* template bytes; linker.ld checks the same bound */
+
+#define DECLARE_PER_CPU(type, name)	extern __typeof__(type) name
+#define DEFINE_PER_CPU(type, name)	__attribute__((section(".percpu"))) __typeof__(type) name
+/* Alone on its cache lines: a writer's hot state (the style's padding rule). */
+#define DEFINE_PER_CPU_ALIGNED(type, name) \
+	__attribute__((section(".percpu"), aligned(CACHELINE_SIZE))) __typeof__(type) name
+
+/* var's offset from any CPU's GS base; var may name a field (wd.state). */
+#define percpu_offset(var)	(PERCPU_VARS_OFFSET + (uintptr_t)&(var))
+
+/* Another CPU's (or this one's) var, by logical id: cpus[cpu] must exist. */
+#define per_cpu_ptr(var, cpu) \
+	((__typeof__(&(var)))((char *)cpus[(cpu)] + percpu_offset(var)))
+#define this_cpu_ptr(var) \
+	((__typeof__(&(var)))((char *)this_cpu() + percpu_offset(var)))
+
+#define percpu_check_scalar(var) \
+	_Static_assert(sizeof(var) == 1 || sizeof(var) == 2 || sizeof(var) == 4 || \
+		       sizeof(var) == 8, "this_cpu: " #var " is not a scalar")
+
+/*
+ * The calling CPU's var, read or written in one %gs-relative instruction:
+ * atomic against this CPU's own interrupts, and relaxed against the other
+ * CPUs (which reach it only through per_cpu_ptr()). Volatile, so each use
+ * is its own access, as with __atomic_*_n(..., __ATOMIC_RELAXED).
+ */
+#define this_cpu_read(var) ({							\
+	__typeof__(var) v_;							\
+	percpu_check_scalar(var);						\
+	__asm__ __volatile__("mov %%gs:%c1, %0" : "=r"(v_)			\
+			     : "i"(percpu_offset(var)));			\
+	v_;									\
+})
+#define this_cpu_write(var, v) do {						\
+	percpu_check_scalar(var);						\
+	__asm__ __volatile__("mov %1, %%gs:%c0" : : "i"(percpu_offset(var)),	\
+			     "er"((__typeof__(var))(v)) : "memory");		\
+} while (0)
 
 extern struct percpu *cpus[MAX_CPUS];	/* by logical id; NULL past the last */
 extern unsigned cpu_count;		/* CPUs with an area */

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <arch/percpu.h>
 #include "trace/clock.h"
 
 struct tsc_info {
@@ -20,6 +21,8 @@ struct tsc_info {
 
 extern struct tsc_info tsc;
 extern struct clock_latch tsc_clock_boot;	/* the boot CPU's conversion */
+/* Each CPU's own conversion (per-CPU; written by its CPU, read by any). */
+DECLARE_PER_CPU(struct clock_latch, tsc_clock);
 
 enum { TSC_REF_PIT, TSC_REF_HPET, TSC_REF_PMTIMER, TSC_REF_CPUID };
 

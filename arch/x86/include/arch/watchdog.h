@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <arch/percpu.h>
 #include <arch/trap.h>
+#include "kernel/watchdog_rule.h"
 
 /* After the LAPIC timer is measured and the APs are up: print the watchdog: line. */
 void watchdog_init(void);
@@ -55,15 +56,16 @@ bool watchdog_nmi(struct trap_frame *f);
 /* From trap_dispatch(): the probe (VEC_WATCHDOG) was taken. */
 void watchdog_probe_taken(void);
 
-void watchdog_touch_armed(struct percpu *pc);
+/* This CPU's watchdog state (R1..R5): written by this CPU alone. */
+DECLARE_PER_CPU(struct wd_cpu, watchdog_cpu);
+
+void watchdog_touch_armed(void);
 
 /* A sign of life: cheap when not watched (one load), a TSC read when watched. */
 static inline void watchdog_touch(void)
 {
-	struct percpu *pc = this_cpu();
-
-	if (__atomic_load_n(&pc->wd.state, __ATOMIC_RELAXED) == WD_ARMED)
-		watchdog_touch_armed(pc);
+	if (this_cpu_read(watchdog_cpu.state) == WD_ARMED)
+		watchdog_touch_armed();
 }
 
 #endif
