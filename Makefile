@@ -361,8 +361,8 @@ fuzz: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-
 # a file's fixtures build once); tests/qemu/boot_lock.py decides which boots
 # may run at the same time (icount and one-CPU TCG boots without ktests share
 # the machine, the others have it to themselves). Default 2, the machine's
-# cores: on a quiet development machine 176 tests took 995 s against 1259 s
-# serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
+# cores: on a quiet development machine the QEMU tests (then 176; `pytest --co
+# tests/qemu` counts them now) took 995 s against 1259 s serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
 QEMU_TEST_JOBS ?= 2
 test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode deps-qemu10
 	$(PYTHON) -m pytest -q --durations=25 $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu $(PYTEST_ARGS)
