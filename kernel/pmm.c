@@ -20,7 +20,7 @@ static uint8_t *bitmap;		/* 1 bit per page, 1 = used */
 static uint64_t npages_total;	/* pages covered by the bitmap */
 static uint64_t hint;		/* where the next scan starts */
 static struct pmm_stats stats;
-static struct spinlock pmm_lock;	/* allocation is rare: a waiter spins (pmm_alloc_nowait() only tries) */
+static struct spinlock pmm_lock;	/* rare: a waiter spins; pmm_alloc_nowait() only tries */
 
 static void lock(void)
 {
