@@ -399,11 +399,18 @@ fuzz-dump: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcap
 # a file's fixtures build once); tests/qemu/boot_lock.py decides which boots
 # may run at the same time (icount and one-CPU TCG boots without ktests share
 # the machine, the others have it to themselves). Default 2, the machine's
-# cores: on a quiet development machine 176 tests took 995 s against 1259 s
-# serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
+# cores: on a quiet development machine the QEMU tests (then 176; `pytest --co
+# tests/qemu` counts them now) took 995 s against 1259 s serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
 QEMU_TEST_JOBS ?= 2
 test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi-asan deps-qemu10
 	$(PYTHON) -m pytest -q --durations=25 $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu $(PYTEST_ARGS)
+
+# The layout of the lines a change adds (.editorconfig): tabs, no trailing
+# whitespace, 100 columns; STYLE_BASE (default: the merge base with main).
+.PHONY: style-check
+style-check:
+	@echo "== style: lines added since $(or $(STYLE_BASE),the merge base with main)"
+	$(Q)scripts/style-check.sh $(STYLE_BASE)
 
 # The builds and the host tests that do not share a core with anything
 # timed run two at a time (the machines have two cores); the ThreadSanitizer
@@ -411,8 +418,8 @@ test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode $(BUILD)/tools/ba
 # tests/qemu/boot_lock.py) as they do alone. The last line says how long.
 test: deps deps-qemu10
 	@t0=$$(date +%s); \
-	 $(MAKE) -j2 kernel host-progs && $(MAKE) -j2 test-unit && $(MAKE) test-tsan && \
-	 $(MAKE) test-tools && $(MAKE) -j2 fuzz && $(MAKE) check-deps && $(MAKE) test-qemu; \
+	 $(MAKE) style-check && $(MAKE) -j2 kernel host-progs && $(MAKE) -j2 test-unit && \
+	 $(MAKE) test-tsan && $(MAKE) test-tools && $(MAKE) -j2 fuzz && $(MAKE) check-deps && $(MAKE) test-qemu; \
 	 rc=$$?; t=$$(( $$(date +%s) - t0 )); \
 	 echo "make test: $$( [ $$rc = 0 ] && echo passed || echo FAILED ) in $$((t / 60)) min $$((t % 60)) s"; \
 	 exit $$rc
@@ -454,15 +461,30 @@ $(eval $(call host_prog,$(BUILD)/bench/bench-host-lttng,$(BUILD)/obj/bench-host-
 	$(BENCH_HOST_LTTNG_SRCS),$(HOSTCC) $(BENCH_HOST_CFLAGS),-llttng-ust -ldl))
 
 help:
-	@echo "make            build build/kernel.elf"
-	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
-	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
-	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
-	@echo "make test       everything: make test-host (test-unit, test-tsan, test-tools, fuzz, check-deps), make test-qemu"
-	@echo "make deps-qemu10   fetch QEMU 10 (bookworm-backports) into build/qemu10/ for the x2APIC tests"
-	@echo "make tools      build build/tools/baretrace-decode (serial-capture decoder)"
-	@echo "make tsc-warp   does the host's TSC, read as QEMU reads it, go back between CPUs (docs/clock.md)"
-	@echo "make fuzz       fuzz the dump decoder for FUZZ_TIME=$(FUZZ_TIME) s"
+	@echo "Targets:"
+	@echo "  make / make kernel  build build/kernel.elf (make all: the same)"
+	@echo "  make iso            build build/baretrace.iso (BIOS and UEFI, USB-writable)"
+	@echo "  make usb DEV=/dev/sdX  write it to a USB stick (shows the device, asks first)"
+	@echo "  make run            build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
+	@echo "  make tools          build/tools/baretrace-decode (captures to text, CTF, trace.dat), baretrace-acpi"
+	@echo "  make tsc-warp       does the host's TSC, read as QEMU reads it, go back between CPUs (docs/clock.md)"
+	@echo "  make test           everything: style-check, kernel, test-host, test-qemu (about 20 min)"
+	@echo "  make test-host      test-unit, test-tsan, test-tools, fuzz, check-deps"
+	@echo "  make test-unit      host unit tests (cmocka) under ASan/UBSan"
+	@echo "  make test-tsan      ring buffer stress and clock latch under ThreadSanitizer"
+	@echo "  make test-tools     the decoder against babeltrace2 and trace-cmd; make usb's refusals"
+	@echo "  make test-qemu      QEMU system tests (QEMU_TEST_JOBS workers; PYTEST_ARGS passed on)"
+	@echo "  make test-ring-inject / test-ring-explore  ring buffer injection: sampled / all plans (EXPLORE_JOBS)"
+	@echo "  make fuzz           fuzz the dump decoder (FUZZ_TIME=$(FUZZ_TIME) s), persist and ACPI parsers"
+	@echo "  make fuzz-persist / fuzz-acpi  one of them (FUZZ_PERSIST_TIME, FUZZ_ACPI_TIME)"
+	@echo "  make check-deps     a touched header rebuilds every host program that includes it"
+	@echo "  make style-check    layout of the lines a change adds (STYLE_BASE=rev)"
+	@echo "  make bench          bench-kernel (QEMU, icount and TCG, plots) and bench-host"
+	@echo "  make deps / deps-qemu10  install Debian packages / fetch QEMU 10 into build/qemu10/"
+	@echo "  make clean          remove build/"
+	@echo "Variables: CC, LD, CROSS_COMPILE, NASM, HOSTCC, CLANG, QEMU, PYTHON, CFLAGS, V=1,"
+	@echo "  CPUS=$(CPUS), CMDLINE, FONT, FTRACE=$(FTRACE) (0: no function tracer), BUILD=$(BUILD),"
+	@echo "  EVENTS_EXTRA, QEMU_TEST_JOBS=$(QEMU_TEST_JOBS), PYTEST_ARGS, EXPLORE_JOBS, FUZZ_TIME, STYLE_BASE"
 
 clean:
 	rm -rf $(BUILD)

@@ -17,7 +17,35 @@
 #include "kernel/ktest.h"
 #include "kernel/shell.h"
 
-static const char *const job_names[] = { "ktest", "fault", "shell", "echo", "demo", "bench", "dump", "marks", "triple", "hang", NULL };
+static bool job_ktest(void)
+{
+	return ktest_run(NULL);
+}
+
+static bool job_shell(void)
+{
+	shell_run();	/* leaves only through poweroff */
+}
+
+/* The jobs, listed once: X(name in run=, what runs it). */
+#define JOBS(X)						\
+	X("ktest", job_ktest)				\
+	X("fault", job_fault)				\
+	X("shell", job_shell)				\
+	X("echo", job_echo)				\
+	X("demo", demo_run)				\
+	X("bench", bench_job)				\
+	X("dump", dump_default)	/* what the buffers hold now, as dump= says */ \
+	X("marks", job_marks)				\
+	X("triple", job_triple)				\
+	X("hang", job_hang)
+
+#define JOB_NAME(name, fn) name,
+#define JOB_FN(name, fn) fn,
+static const char *const job_names[] = { JOBS(JOB_NAME) NULL };
+static bool (*const job_fns[])(void) = { JOBS(JOB_FN) };
+#undef JOB_NAME
+#undef JOB_FN
 
 static char run_list[128] = "";
 static bool exit_when_done;
@@ -30,26 +58,9 @@ CMDLINE_OPTION(exit, .name = "exit", .type = OPT_FLAG, .var = &exit_when_done,
 
 static bool run_one(const char *name, size_t len)
 {
-	if (len == 5 && !strncmp(name, "ktest", 5))
-		return ktest_run(NULL);
-	if (len == 5 && !strncmp(name, "fault", 5))
-		return job_fault();
-	if (len == 5 && !strncmp(name, "shell", 5))
-		shell_run();	/* leaves only through poweroff */
-	if (len == 5 && !strncmp(name, "bench", 5))
-		return bench_job();
-	if (len == 4 && !strncmp(name, "demo", 4))
-		return demo_run();
-	if (len == 4 && !strncmp(name, "echo", 4))
-		return job_echo();
-	if (len == 5 && !strncmp(name, "marks", 5))
-		return job_marks();
-	if (len == 4 && !strncmp(name, "hang", 4))
-		return job_hang();
-	if (len == 6 && !strncmp(name, "triple", 6))
-		return job_triple();
-	if (len == 4 && !strncmp(name, "dump", 4))
-		return dump_default();	/* what the buffers hold now, as dump= says */
+	for (size_t i = 0; job_names[i]; i++)
+		if (strlen(job_names[i]) == len && !strncmp(name, job_names[i], len))
+			return job_fns[i]();
 	return false;
 }
 

@@ -49,7 +49,6 @@
 
 enum panic_action { PANIC_EXIT, PANIC_HALT, PANIC_REBOOT };
 static const char *const actions[] = { "exit", "halt", "reboot", NULL };
-static const char *const dump_choices[] = { "text", "bin", "none", NULL };
 static const char *const injects[] = { "none", "dump", NULL };
 
 static char panic_dump_sel[32] = "text";

@@ -14,22 +14,22 @@
 #include "kernel/pmm.h"
 #include "baretrace/compiler.h"
 #include "kernel/kstring.h"
+#include "kernel/spinlock.h"
 
 static uint8_t *bitmap;		/* 1 bit per page, 1 = used */
 static uint64_t npages_total;	/* pages covered by the bitmap */
 static uint64_t hint;		/* where the next scan starts */
 static struct pmm_stats stats;
-static uint32_t pmm_lock;	/* allocation is rare: a plain spin is enough */
+static struct spinlock pmm_lock;	/* rare: a waiter spins; pmm_alloc_nowait() only tries */
 
 static void lock(void)
 {
-	while (__atomic_exchange_n(&pmm_lock, 1, __ATOMIC_ACQUIRE))
-		;
+	spin_lock(&pmm_lock);
 }
 
 static void unlock(void)
 {
-	__atomic_store_n(&pmm_lock, 0, __ATOMIC_RELEASE);
+	spin_unlock(&pmm_lock);
 }
 
 static bool test_bit(uint64_t pfn)
@@ -205,7 +205,7 @@ uint64_t pmm_alloc_nowait(uint64_t npages, uint64_t align_pages)
 {
 	uint64_t p;
 
-	if (!args_ok(npages, align_pages) || __atomic_exchange_n(&pmm_lock, 1, __ATOMIC_ACQUIRE))
+	if (!args_ok(npages, align_pages) || !spin_trylock(&pmm_lock))
 		return 0;
 	p = alloc_locked(npages, align_pages);
 	unlock();

@@ -14,26 +14,25 @@
  *       has one batch at a time.
  */
 #include <stddef.h>
+#include "kernel/spinlock.h"
 #include "kernel/static_key.h"
 
 /*
- * 0 free, 1 held. The holder waits for every other CPU to answer a
+ * The holder waits for every other CPU to answer a
  * cross-CPU sync, so a CPU waiting here (perhaps with interrupts off)
  * answers from its loop (arch_jump_label_wait()). The wait is bounded by
  * the holder's, whose every cross-CPU wait is bounded.
  */
-static uint32_t key_lock;
+static struct spinlock key_lock;
 
 static void key_lock_take(void)
 {
-	while (__atomic_exchange_n(&key_lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&key_lock, __ATOMIC_RELAXED))
-			arch_jump_label_wait();
+	spin_lock_waiting(&key_lock, arch_jump_label_wait);
 }
 
 static void key_lock_give(void)
 {
-	__atomic_store_n(&key_lock, 0, __ATOMIC_RELEASE);
+	spin_unlock(&key_lock);
 }
 
 static bool entry_of(const struct jump_entry *e, const struct static_key *k)

@@ -104,36 +104,6 @@ static uint64_t biased(int64_t ns, uint64_t bias_s)
 	return (uint64_t)ns + bias_s * CLOCK_NSEC_PER_SEC;
 }
 
-/* The earliest and the latest converted time of the dump (0, 0 if none). */
-static void find_range(const struct dump_result *r, int64_t *min, int64_t *max)
-{
-	int64_t ns;
-	uint32_t c, i;
-
-	*min = *max = 0;
-	for (c = 0; c < r->nr_cpus; c++) {
-		const struct dump_cpu *dc = &r->cpus[c];
-
-		for (i = 0; i < dc->nr_pages; i++) {
-			const struct rb_page_header *h = dc->pages[i];
-			struct rb_page_iter it;
-			struct rb_event ev;
-
-			ns = clock_cycles_to_ns(&dc->clock.conv, h->base_ts);
-			*min = ns < *min ? ns : *min;
-			*max = ns > *max ? ns : *max;
-			if (rb_page_iter_init(&it, h, r->page_size) != RB_ITER_END)
-				continue;
-			/* All events: a damaged page's stamps need not grow. */
-			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
-				ns = clock_cycles_to_ns(&dc->clock.conv, ev.ts);
-				*min = ns < *min ? ns : *min;
-				*max = ns > *max ? ns : *max;
-			}
-		}
-	}
-}
-
 /*
  * The smallest whole number of seconds that makes every time >= 0, or -1
  * if the times cannot be stored.  babeltrace2 turns a stored value v into
@@ -402,7 +372,7 @@ int ctf_write(const char *dir, const struct dump_result *r, FILE *err)
 	uint32_t c;
 	int rc = 0;
 
-	find_range(r, &min, &max);
+	dump_time_range(r, true, &min, &max);	/* page bases too: packets begin there */
 	bias = find_bias(min, max);
 	if (bias < 0) {
 		fprintf(err, "ctf: times run from %lld to %lld ns, more than one CTF clock "

@@ -978,31 +978,6 @@ static void cpu_pages(struct tdat *t, const struct dump_cpu *dc, struct tdat_pag
 	page_close(pg);
 }
 
-/* The earliest converted time of an event (0 if none is negative). */
-static int64_t earliest(const struct dump_result *r)
-{
-	int64_t min = 0, ns;
-	uint32_t c, i;
-
-	for (c = 0; c < r->nr_cpus; c++) {
-		const struct dump_cpu *dc = &r->cpus[c];
-
-		for (i = 0; i < dc->nr_pages; i++) {
-			const struct rb_page_header *h = dc->pages[i];
-			struct rb_page_iter it;
-			struct rb_event ev;
-
-			if (rb_page_iter_init(&it, h, r->page_size) != RB_ITER_END)
-				continue;
-			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
-				ns = clock_cycles_to_ns(&dc->clock.conv, ev.ts);
-				min = ns < min ? ns : min;
-			}
-		}
-	}
-	return min;
-}
-
 /* ---- the file ---- */
 
 static void put_header(struct tbuf *b, const struct tdat *t)
@@ -1066,7 +1041,7 @@ int trace_dat_write(const char *path, const struct dump_result *r, FILE *err)
 	struct tdat *t = calloc(1, sizeof(*t));
 	struct tdat_pages *cpus = calloc(r->nr_cpus + 1, sizeof(*cpus));
 	struct tbuf head = { 0 };
-	int64_t min;
+	int64_t min, max;
 	uint32_t c;
 	int rc = -1;
 
@@ -1080,7 +1055,7 @@ int trace_dat_write(const char *path, const struct dump_result *r, FILE *err)
 		fprintf(err, "trace-dat: no event ids left for the file's own events\n");
 		goto out;
 	}
-	min = earliest(r);
+	dump_time_range(r, false, &min, &max);	/* events only */
 	if (min < 0) {
 		t->bias_s = ((uint64_t)0 - (uint64_t)min + CLOCK_NSEC_PER_SEC - 1) /
 			    CLOCK_NSEC_PER_SEC;

@@ -18,25 +18,9 @@ void dump_stats_from_rb(struct dump_stats *out, uint32_t cpu, const struct rb_st
 	__builtin_memset(out, 0, sizeof(*out));
 	out->cpu = cpu;
 	out->state = st->state;
-	out->written = st->written;
-	out->entries = st->entries;
-	out->overrun = st->overrun;
-	out->dropped = st->dropped;
-	out->commit_overrun = st->commit_overrun;
-	out->busy = st->busy;
-	out->read = st->read;
-	out->in_buffer = st->in_buffer;
-	out->bytes = st->bytes;
-	out->read_bytes = st->read_bytes;
-	out->lost = st->lost;
-	out->pages_read = st->pages_read;
-	out->rejected = st->rejected;
-	out->refused = st->refused;
-	out->recursion = st->recursion;
-	out->voided = st->voided;
-	out->clock_backwards = st->clock_backwards;
-	out->claim_raced = st->claim_raced;
-	out->read_raced = st->read_raced;
+#define COPY(name, what) out->name = st->name;
+	RB_COUNTERS_DUMPED(COPY)
+#undef COPY
 	/* Truncated to fit, always NUL-terminated. */
 	while (r && r[i] && i < DUMP_STOP_REASON_MAX - 1) {
 		out->stop_reason[i] = r[i];

@@ -1162,6 +1162,36 @@ void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out)
 	}
 }
 
+void dump_time_range(const struct dump_result *r, bool bases, int64_t *min, int64_t *max)
+{
+	int64_t ns;
+	uint32_t c, i;
+
+	*min = *max = 0;
+	for (c = 0; c < r->nr_cpus; c++) {
+		const struct dump_cpu *dc = &r->cpus[c];
+
+		for (i = 0; i < dc->nr_pages; i++) {
+			const struct rb_page_header *h = dc->pages[i];
+			struct rb_page_iter it;
+			struct rb_event ev;
+
+			if (bases) {
+				ns = clock_cycles_to_ns(&dc->clock.conv, h->base_ts);
+				*min = ns < *min ? ns : *min;
+				*max = ns > *max ? ns : *max;
+			}
+			if (rb_page_iter_init(&it, h, r->page_size) != RB_ITER_END)
+				continue;
+			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
+				ns = clock_cycles_to_ns(&dc->clock.conv, ev.ts);
+				*min = ns < *min ? ns : *min;
+				*max = ns > *max ? ns : *max;
+			}
+		}
+	}
+}
+
 /* ---- what a reader of r knows beyond descriptions ---- */
 
 static const char *reader_sym(const void *ctx, uint64_t addr, uint64_t *offset)

@@ -63,6 +63,7 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/panic.h"
+#include "kernel/spinlock.h"
 #include "kernel/tracing.h"
 
 #define TRAMP_BASE		0x8000
@@ -100,7 +101,7 @@ static struct {
 } sync __aligned(CACHELINE_SIZE);
 
 static struct {
-	uint32_t lock;			/* warp test lock */
+	struct spinlock lock;		/* warp test lock */
 	int64_t last;			/* last corrected time stored under it (ns) */
 	uint64_t warps;			/* backwards steps seen */
 	uint64_t max_warp;		/* largest, ns */
@@ -212,8 +213,7 @@ static void smp_warp_rounds(void)
 	if (tsc.hz && !clock_latch_read(this_cpu_ptr(tsc_clock), &conv) && conv.hz)
 		c = &conv;
 	for (int i = 0; i < WARP_ITERS && rdtsc() - t0 < lim; i++) {
-		while (__atomic_exchange_n(&warp.lock, 1, __ATOMIC_ACQUIRE))
-			sync_relax();
+		spin_lock_waiting(&warp.lock, sync_relax);
 		int64_t now = warp_now(c);
 		if (now < warp.last) {
 			warp.warps++;
@@ -221,7 +221,7 @@ static void smp_warp_rounds(void)
 				warp.max_warp = (uint64_t)(warp.last - now);
 		}
 		warp.last = now;
-		__atomic_store_n(&warp.lock, 0, __ATOMIC_RELEASE);
+		spin_unlock(&warp.lock);
 		/*
 		 * Give the other CPU its turn: under icount only a pause
 		 * switches CPUs, and without one each CPU would run all its
@@ -413,7 +413,7 @@ static bool smp_pingpong(struct skew_sample *out, const struct pingpong_limits *
 
 static bool warp_test(uint64_t *warps, uint64_t *max_warp)
 {
-	warp.lock = 0;
+	warp.lock = (struct spinlock){ 0 };
 	warp.last = INT64_MIN;
 	warp.warps = 0;
 	warp.max_warp = 0;

@@ -7,6 +7,10 @@
 
 #define DUMP_ALL_CPUS	UINT32_MAX
 
+/* What a dump selection option (dump=, panic.dump=, persist.dump=) lists:
+ * "text", "bin", "none" (OPT_LIST choices, NULL-terminated). */
+extern const char *const dump_choices[];
+
 /* Take what the buffers hold (once per call), then print it. */
 bool dump_text(uint32_t cpu, uint64_t last);
 bool dump_bin(uint32_t cpu);

@@ -50,6 +50,7 @@
 
 #include <trace/clock.h>
 #include <trace/events.h>
+#include <trace/rb_counters.h>
 #include <trace/ring_format.h>
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -200,29 +201,16 @@ enum {
 struct dump_stats {
 	uint32_t cpu;		/* CPU id */
 	uint32_t state;		/* DUMP_STATE_* */
-	uint64_t written;	/* events writers tried to record */
-	uint64_t entries;	/* events stored */
-	uint64_t overrun;	/* stored events overwritten before being read */
-	uint64_t dropped;	/* events not stored for lack of room */
-	uint64_t commit_overrun; /* ... of dropped: the tail met uncommitted data */
-	uint64_t busy;		/* ... of dropped: nested during a page switch */
-	uint64_t read;		/* events on pages the reader took */
-	uint64_t in_buffer;	/* stored, not read, not overwritten */
-	uint64_t bytes;		/* record bytes on completed pages */
-	uint64_t read_bytes;	/* record bytes on pages the reader took */
-	uint64_t lost;		/* events reported lost to the reader */
-	uint64_t pages_read;	/* pages the reader took */
-	uint64_t rejected;	/* reserves with a bad size */
-	uint64_t refused;	/* calls refused */
-	uint64_t recursion;	/* ... of refused: recursion or nesting */
-	uint64_t voided;	/* reservations voided and retried */
-	uint64_t clock_backwards; /* clock steps back: clamped at write, or found by the reader */
-	uint64_t claim_raced;	/* writer's claims that lost to the reader */
-	uint64_t read_raced;	/* reader's takes that lost to the writer */
+#define DUMP_STATS_FIELD(name, what) uint64_t name;	/* what: in RB_COUNTERS_DUMPED */
+	RB_COUNTERS_DUMPED(DUMP_STATS_FIELD)	/* 19 counters, in the list's order */
+#undef DUMP_STATS_FIELD
 	char stop_reason[DUMP_STOP_REASON_MAX]; /* NUL-terminated, "" if none */
 };
 
 _Static_assert(sizeof(struct dump_stats) == 224, "dump_stats is a dump format");
+_Static_assert(offsetof(struct dump_stats, written) == 8 &&
+	       offsetof(struct dump_stats, read_raced) == 152 &&
+	       offsetof(struct dump_stats, stop_reason) == 160, "dump_stats is a dump format");
 
 /* END: lets the reader prove it received the whole dump. */
 struct dump_end {

@@ -116,6 +116,14 @@ int dump_read(const void *capture, size_t len, const struct dump_read_opts *opts
 /* The text formatter's view of a decoded dump: out[0 .. r->nr_cpus). */
 void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out);
 
+/*
+ * The earliest and latest converted time of r's events, each page's base
+ * stamp counted too when bases is set: every event of every page whose
+ * header is sound, not only first and last (a damaged page's stamps need
+ * not grow). Both start at 0, so *min <= 0 <= *max.
+ */
+void dump_time_range(const struct dump_result *r, bool bases, int64_t *min, int64_t *max);
+
 /* Name of a frame type for messages ("PAGE"), "type?" if unknown. */
 const char *dump_frame_name(uint32_t type);
 

@@ -187,6 +187,7 @@
 
 #include <arch/trace_arch.h>
 #include <baretrace/compiler.h>
+#include <trace/rb_counters.h>
 #include <trace/ring_format.h>
 
 /* Build option: reserve with a local cmpxchg loop instead of an xadd. */
@@ -428,28 +429,10 @@ struct rb_cpu_config {
 
 /* Counters of one CPU; exact once the CPU's writers are quiescent. */
 struct rb_stats {
-	uint64_t written;	/* events writers tried to record: entries + dropped */
-	uint64_t entries;	/* events stored */
-	uint64_t overrun;	/* stored events overwritten before being read */
-	uint64_t dropped;	/* events not stored for lack of room */
-	uint64_t commit_overrun; /* ... of dropped: the tail met uncommitted data */
-	uint64_t busy;		/* ... of dropped: nested during a page switch */
-	uint64_t read;		/* events on pages the reader took */
-	uint64_t in_buffer;	/* stored, not read, not overwritten */
-	uint64_t bytes;		/* record bytes on completed pages */
-	uint64_t read_bytes;	/* record bytes on pages the reader took */
-	uint64_t lost;		/* events reported lost to the reader, page by page */
-	uint64_t pages_read;	/* pages the reader took */
-	uint64_t rejected;	/* reserves with a bad size */
-	uint64_t refused;	/* calls refused: no buffer, stopped, nesting */
-	uint64_t recursion;	/* ... of refused: recursion or nesting limit */
-	uint64_t voided;	/* reservations voided by an interrupt and retried */
-	uint64_t clock_backwards; /* clock steps back: write_backwards + read_backwards */
-	uint64_t write_backwards; /* ... stamps below the page base, clamped at write */
-	uint64_t read_backwards; /* ... stamps the reader found below the one before */
-	uint64_t bad_pages;	/* pages the reader took, found malformed and skipped */
-	uint64_t claim_raced;	/* writer's slot claims that lost to the reader */
-	uint64_t read_raced;	/* reader's takes that lost to the writer */
+#define RB_STATS_FIELD(name, what) uint64_t name;	/* what: in RB_COUNTERS_* */
+	RB_COUNTERS_DUMPED(RB_STATS_FIELD)
+	RB_COUNTERS_LOCAL(RB_STATS_FIELD)
+#undef RB_STATS_FIELD
 	uint32_t state;		/* RB_STATE_* */
 	const char *stop_reason; /* why recording stopped, or NULL */
 };

@@ -37,7 +37,8 @@
 #include "trace/text.h"
 
 static char dump_sel[32] = "text";
-static const char *const dump_choices[] = { "text", "bin", "none", NULL };
+/* dump=, panic.dump= and persist.dump= all choose among these. */
+const char *const dump_choices[] = { "text", "bin", "none", NULL };
 static uint64_t dump_last = 200;
 CMDLINE_OPTION(dump, .name = "dump", .type = OPT_LIST, .var = dump_sel,
 	       .size = sizeof(dump_sel), .choices = dump_choices,

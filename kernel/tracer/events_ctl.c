@@ -13,6 +13,7 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/shell.h"
+#include "kernel/spinlock.h"
 #include "kernel/static_key.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
@@ -20,7 +21,7 @@
 
 struct static_key trace_event_keys[TEV_MAX];
 static uint8_t enabled[TEV_MAX];
-static uint32_t ctl_lock;
+static struct spinlock ctl_lock;
 
 static char opt_events[256] = "";
 CMDLINE_OPTION(trace_events, .name = "trace.events", .type = OPT_STRING, .var = opt_events,
@@ -30,14 +31,12 @@ CMDLINE_OPTION(trace_events, .name = "trace.events", .type = OPT_STRING, .var = 
 
 static void ctl_take(void)
 {
-	while (__atomic_exchange_n(&ctl_lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&ctl_lock, __ATOMIC_RELAXED))
-			__asm__ __volatile__("pause" ::: "memory");
+	spin_lock(&ctl_lock);
 }
 
 static void ctl_give(void)
 {
-	__atomic_store_n(&ctl_lock, 0, __ATOMIC_RELEASE);
+	spin_unlock(&ctl_lock);
 }
 
 const uint8_t *trace_events_enabled(void)

@@ -87,6 +87,7 @@
 #include "kernel/ksyms.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
+#include "kernel/spinlock.h"
 #include "kernel/tracing.h"
 #include "ftrace_stack.h"
 
@@ -134,7 +135,7 @@ static uint32_t graph_fn_on;		/* ftrace.graph_function is not empty */
  * while graph_fn_on; written under the lock (graph_fast_update()). 64 bits:
  * compared with the stack's word, depth | busy << 32. */
 uint64_t ftrace_graph_fast_limit = FTRACE_STACK_FRAMES;
-static uint32_t lock;			/* serialises the setters */
+static struct spinlock lock;		/* serialises the setters */
 static uint64_t cur_target;		/* the trampoline enabled sites call */
 static bool ready;			/* ftrace_init() built the table */
 static uint64_t n_dropped, n_refused, n_patches;
@@ -454,6 +455,12 @@ void ftrace_init(void)
 
 /* ---- setters ---- */
 
+static void lock_wait(void)
+{
+	text_sync_answer();
+	cpu_relax();
+}
+
 static bool lock_take(void)
 {
 	if (!ready) {
@@ -461,16 +468,13 @@ static bool lock_take(void)
 		return false;
 	}
 	/* The holder may wait in text_sync() for us, interrupts off here: answer it. */
-	while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {
-		text_sync_answer();
-		cpu_relax();
-	}
+	spin_lock_waiting(&lock, lock_wait);
 	return true;
 }
 
 static void lock_give(void)
 {
-	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	spin_unlock(&lock);
 }
 
 static bool context_ok(const char *what)

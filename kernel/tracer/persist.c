@@ -52,7 +52,6 @@
 static char opt_persist[48] = "off";
 static char persist_dump_sel[32] = "text";
 static uint64_t persist_dump_last = 100;
-static const char *const dump_choices[] = { "text", "bin", "none", NULL };
 
 CMDLINE_OPTION(trace_persist, .name = "trace.persist", .type = OPT_STRING, .var = opt_persist,
 	       .size = sizeof(opt_persist),

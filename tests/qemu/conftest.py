@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # has no x2APIC under TCG. Only the x2APIC tests use it.
 QEMU10 = ROOT / "build" / "qemu10" / "usr" / "bin" / "qemu-system-x86_64"
 PREFIX = re.compile(r"^\[\s*\d+\.\d{6}\] ")
+DECODE = ROOT / "build" / "tools" / "baretrace-decode"
 
 
 @dataclass
@@ -94,6 +95,14 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
     out = p.stdout.decode("utf-8", "replace").replace("\r", "")
     lines = [PREFIX.sub("", l) for l in out.split("\n")]
     return Run(p.returncode, out, lines)
+
+
+@pytest.fixture(scope="session")
+def decoder():
+    """The host decoder (tools/baretrace-decode), built once a session."""
+    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
+    assert DECODE.exists()
+    return DECODE
 
 
 @pytest.fixture(scope="session")

@@ -82,3 +82,11 @@ def check_all_up(r, n, strict):
     assert int(order["untrusted_pairs"]) == n * (n - 1) - trusted * (trusted - 1)
     assert int(order["violations"]) == 0
     return cpus
+
+
+def ppb(decimal):
+    """A printed "[-]<ppm>.<3 digits>" figure as integer ppb (exact)."""
+    neg = decimal.startswith("-")
+    whole, frac = decimal.lstrip("-").split(".")
+    v = int(whole) * 1000 + int(frac)
+    return -v if neg else v

@@ -3,6 +3,8 @@ import re
 
 import pytest
 
+from helpers import ppb
+
 ICOUNT_HZ = 1_000_000_000   # under -icount shift=0 the TSC is exactly 1 GHz
 
 
@@ -33,12 +35,6 @@ def check_summary(r):
 # ones whose rate the architecture fixes (docs/clock.md).
 REF_ORDER = ("pit", "hpet", "pmtimer", "cpuid")
 FIXED_RATE = {"pit", "pmtimer"}
-
-
-def ppb(decimal):
-    """A printed "<ppm>.<3 digits>" figure as integer ppb (it is exact)."""
-    whole, frac = decimal.split(".")
-    return int(whole) * 1000 + int(frac)
 
 
 def diff_ppb(a, b):

@@ -22,21 +22,13 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from conftest import DECODE, ROOT
+from helpers import ppb
 
-DECODE = ROOT / "build" / "tools" / "baretrace-decode"
 ICOUNT_HZ = 10**9
 # One demo of 200 ms, checked every 40 ms: four or five intervals.
 BASE = "run=demo exit demo.ms=200 clock.watchdog_ms=40"
 SHORT = "run=demo exit demo.ms=130 clock.watchdog_ms=40"
-
-
-def ppb(decimal):
-    """A printed "[-]<ppm>.<3 digits>" figure as integer ppb (exact)."""
-    neg = decimal.startswith("-")
-    whole, frac = decimal.lstrip("-").split(".")
-    v = int(whole) * 1000 + int(frac)
-    return -v if neg else v
 
 
 def base_figure(r, ref):

@@ -7,15 +7,7 @@ import pytest
 
 from conftest import ROOT
 
-DECODE = ROOT / "build" / "tools" / "baretrace-decode"
 EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
-
-
-@pytest.fixture(scope="module")
-def decoder():
-    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
-    assert DECODE.exists()
-    return DECODE
 
 
 def kernel_text(capture: bytes) -> bytes:

@@ -12,18 +12,11 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
-from test_dump import DECODE, EVENT, decoded_is_kernel_text
+from test_dump import EVENT, decoded_is_kernel_text
 from test_static_keys import ELF, check_elf_sites, owner, read_at, elf_loads
 
 DEMO_EVENTS = {"irq:lapic_tick", "ipi:ipi_send", "ipi:ipi_recv", "demo:producer"}
 SUMMARY = re.compile(r"^enabled=(\d+)/(\d+) ?(.*)$")
-
-
-@pytest.fixture(scope="module")
-def decoder():
-    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
-    return DECODE
 
 
 def described(decoder, cap):

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from test_dump import decoder, ktest_dump  # noqa: F401  (the fixture)
+from test_dump import ktest_dump
 
 KTESTS = ("ftrace_sites,ftrace_chain,ftrace_filters,ftrace_graph_mixed,ftrace_graph_irq_nmi,"
           "ftrace_flip_stress")

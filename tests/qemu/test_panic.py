@@ -11,21 +11,12 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
 
-DECODE = ROOT / "build" / "tools" / "baretrace-decode"
 EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
                    r"(\w+): (.*)$")
 MARKS = list(range(1, 17))
 STOP = re.compile(r"^panic: stopped cpu=(\d+) rip=(\S+)\+0x[0-9a-f]+ in_tracer=(yes|no)"
                   r"( panicked=yes)? flush=-?\d+$")
-
-
-@pytest.fixture(scope="module")
-def decoder():
-    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
-    assert DECODE.exists()
-    return DECODE
 
 
 def dumped_events(text_lines):

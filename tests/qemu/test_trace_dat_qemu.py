@@ -15,15 +15,14 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
 from test_trace_dat import compare, parse_report, parse_text  # noqa: E402
 
-DECODE = ROOT / "build" / "tools" / "baretrace-decode"
 
 
 @pytest.fixture(scope="module")
-def decoder():
-    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
+def decoder(decoder):
+    """The session's decoder, and trace-cmd to compare it with."""
     if not shutil.which("trace-cmd"):
         pytest.fail("trace-cmd is not installed: `make deps` installs it")
-    return DECODE
+    return decoder
 
 
 @pytest.mark.parametrize("mode", ["overwrite", "discard"])
