@@ -211,8 +211,25 @@ $(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
 	$(call quiet,ISO,$@)
 	$(Q)scripts/mkiso.sh $< $@ ""
 
-# Write the image to a USB stick: make usb DEV=/dev/sdX (asks first).
-usb: $(BUILD)/baretrace.iso
+# The USB stick's image (docs/usb.md): the bootable image above plus a
+# FAT32 partition labelled BARETRACE holding a contiguous TRACE.BIN of
+# TRACE_MB MiB whose first block is the trace file's header.  The image is
+# rebuilt when TRACE_MB changes (the stamp is rewritten only then).
+TRACE_MB ?= 64
+.PHONY: usb-image
+usb-image: $(BUILD)/baretrace-usb.img
+$(BUILD)/gen/trace-mb.txt: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(TRACE_MB)" ] || echo "$(TRACE_MB)" > $@
+$(BUILD)/baretrace-usb.img: $(BUILD)/baretrace.iso $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-usb \
+		$(BUILD)/gen/trace-mb.txt scripts/mkusb-image.sh
+	@scripts/deps.sh --only mtools dosfstools fdisk	# mkfs.fat, mcopy, sfdisk
+	$(call quiet,USBIMG,$@)
+	$(Q)scripts/mkusb-image.sh $(BUILD)/baretrace.iso $(BUILD)/kernel.elf \
+		$(BUILD)/tools/baretrace-usb $@ "$(TRACE_MB)" "$(VERSION)"
+
+# Write the stick's image to a USB stick: make usb DEV=/dev/sdX (asks first).
+usb: $(BUILD)/baretrace-usb.img
 	@scripts/usb-write.sh $< "$(DEV)"
 
 run: deps
@@ -230,7 +247,18 @@ run: deps
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_READ_SRCS)
-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi
+tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/baretrace-usb
+# baretrace-usb: the partition, FAT32 and trace-file code of drivers/block/
+# (the same source the kernel will use) on a disk image; make usb-image
+# writes TRACE.BIN's header with it and checks the image it made.
+BLOCK_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c trace/crc32.c
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-usb,$(BUILD)/obj/baretrace-usb,\
+	tools/baretrace-usb.c $(BLOCK_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
+# The same under ASan/UBSan: what tests/tools/test_usb_image.py runs.
+USB_ASAN_CC = $(HOSTCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all -Iinclude
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-usb-asan,$(BUILD)/obj/baretrace-usb-asan,\
+	tools/baretrace-usb.c $(BLOCK_SRCS),$(USB_ASAN_CC)))
 # baretrace-acpi: the kernel's ACPI parser (the same source) on acpidump text.
 # -Wno-array-bounds: GCC 12 at -O2 flags acpi_init()'s read of the BIOS data
 # area at its fixed address 0x40E, which the tool never calls.
@@ -254,8 +282,9 @@ $(eval $(call host_prog,$(BUILD)/tools/tsc-warp,$(BUILD)/obj/tsc-warp,tools/tsc-
 tsc-warp: $(BUILD)/tools/tsc-warp
 	$(BUILD)/tools/tsc-warp
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra \
-	$(BUILD)/tools/baretrace-acpi-asan
+	$(BUILD)/tools/baretrace-acpi-asan $(BUILD)/tools/baretrace-usb-asan
 	@scripts/deps.sh --only trace-cmd	# the trace.dat test reads with trace-cmd report
+	@scripts/deps.sh --only mtools dosfstools fdisk	# the USB image tests (mkfs.fat, fsck.fat, sfdisk)
 	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, trace.dat via trace-cmd, damage); make usb"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
 
@@ -333,6 +362,22 @@ fuzz-persist: $(BUILD)/fuzz/fuzz_persist $(BUILD)/host/test_persist
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' persist-log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/persist-log
 fuzz: fuzz-persist fuzz-acpi
+# libFuzzer on stick_find() and tracefile_write_ok(), FUZZ_BLOCK_TIME seconds,
+# from sparse images tests/host/fuzz_block_seeds.sh makes with mkfs.fat and sfdisk.
+FUZZ_BLOCK_TIME ?= 5
+$(eval $(call host_prog,$(BUILD)/fuzz/fuzz_block,$(BUILD)/obj/fuzz_block,\
+	tests/host/fuzz_block.c $(BLOCK_SRCS),$(FUZZ_CC)))
+.PHONY: fuzz-block
+fuzz-block: $(BUILD)/fuzz/fuzz_block $(BUILD)/tools/baretrace-usb tests/host/fuzz_block_seeds.sh
+	@scripts/deps.sh --only mtools dosfstools fdisk
+	@rm -rf $(BUILD)/fuzz/block-seeds && mkdir -p $(BUILD)/fuzz/block-seeds $(BUILD)/fuzz/block-corpus
+	$(Q)tests/host/fuzz_block_seeds.sh $(BUILD)/tools/baretrace-usb $(BUILD)/fuzz/block-seeds
+	@echo "== fuzz: stick_find + tracefile_write_ok for $(FUZZ_BLOCK_TIME) s (log: $(BUILD)/fuzz/block-log)"
+	$(Q)cd $(BUILD)/fuzz && ./fuzz_block -max_total_time=$(FUZZ_BLOCK_TIME) -timeout=10 \
+		-max_len=65536 -print_final_stats=1 block-corpus block-seeds > block-log 2>&1 || \
+		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' block-log; exit 1; }
+	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/block-log
+fuzz: fuzz-block
 # baretrace-acpi's reader, the kernel's ACPI parser and the summary, FUZZ_ACPI_TIME
 # seconds, from the dumps in tests/tools/acpi/.
 FUZZ_ACPI_TIME ?= 5
@@ -411,7 +456,8 @@ $(eval $(call host_prog,$(BUILD)/bench/bench-host-lttng,$(BUILD)/obj/bench-host-
 help:
 	@echo "make            build build/kernel.elf"
 	@echo "make iso        build build/baretrace.iso (BIOS and UEFI, USB-writable)"
-	@echo "make usb DEV=/dev/sdX   write it to a USB stick (shows the device, asks first)"
+	@echo "make usb-image  build build/baretrace-usb.img: the image plus a BARETRACE FAT32 partition with TRACE.BIN (TRACE_MB=$(TRACE_MB))"
+	@echo "make usb DEV=/dev/sdX   write build/baretrace-usb.img to a USB stick (shows the device, asks first)"
 	@echo "make run        build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
 	@echo "make test       everything: make test-host (test-unit, test-tsan, test-tools, fuzz, check-deps), make test-qemu"
 	@echo "make deps-qemu10   fetch QEMU 10 (bookworm-backports) into build/qemu10/ for the x2APIC tests"
