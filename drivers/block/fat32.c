@@ -238,9 +238,8 @@ int fat32_contiguous(struct fat32 *fs, uint32_t first, uint32_t size, uint64_t *
 
 	if (size == 0 || !valid_clus(fs, first))
 		return STICK_EFILE_CLUSTER;
-	if (need > (uint64_t)fs->clusters + 2 - first)
-		return STICK_EFILE_CHAIN;	/* would run off the end */
-	/* need - 1 links, each to the next cluster: bounded by the check above. */
+	/* need - 1 links, each to the next cluster (need < 2^32 / 512): a
+	 * link past the last cluster fails valid_clus(). */
 	for (uint64_t i = 1; i < need; i++, c++) {
 		next = fat32_next(fs, c);
 		if (next < 0)
