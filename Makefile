@@ -229,8 +229,25 @@ $(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
 	$(call quiet,ISO,$@)
 	$(Q)scripts/mkiso.sh $< $@ ""
 
-# Write the image to a USB stick: make usb DEV=/dev/sdX (asks first).
-usb: $(BUILD)/baretrace.iso
+# The USB stick's image (docs/usb.md): the bootable image above plus a
+# FAT32 partition labelled BARETRACE holding a contiguous TRACE.BIN of
+# TRACE_MB MiB whose first block is the trace file's header.  The image is
+# rebuilt when TRACE_MB changes (the stamp is rewritten only then).
+TRACE_MB ?= 64
+.PHONY: usb-image
+usb-image: $(BUILD)/baretrace-usb.img
+$(BUILD)/gen/trace-mb.txt: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(TRACE_MB)" ] || echo "$(TRACE_MB)" > $@
+$(BUILD)/baretrace-usb.img: $(BUILD)/baretrace.iso $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-usb \
+		$(BUILD)/gen/trace-mb.txt scripts/mkusb-image.sh
+	@scripts/deps.sh --only mtools dosfstools fdisk	# mkfs.fat, mcopy, sfdisk
+	$(call quiet,USBIMG,$@)
+	$(Q)scripts/mkusb-image.sh $(BUILD)/baretrace.iso $(BUILD)/kernel.elf \
+		$(BUILD)/tools/baretrace-usb $@ "$(TRACE_MB)" "$(VERSION)"
+
+# Write the stick's image to a USB stick: make usb DEV=/dev/sdX (asks first).
+usb: $(BUILD)/baretrace-usb.img
 	@scripts/usb-write.sh $< "$(DEV)"
 
 run: deps
@@ -248,7 +265,18 @@ run: deps
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_READ_SRCS)
-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi
+tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/baretrace-usb
+# baretrace-usb: the partition, FAT32 and trace-file code of drivers/block/
+# (the same source the kernel will use) on a disk image; make usb-image
+# writes TRACE.BIN's header with it and checks the image it made.
+BLOCK_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c trace/crc32.c
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-usb,$(BUILD)/obj/baretrace-usb,\
+	tools/baretrace-usb.c $(BLOCK_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
+# The same under ASan/UBSan: what tests/tools/test_usb_image.py runs.
+USB_ASAN_CC = $(HOSTCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all -Iinclude
+$(eval $(call host_prog,$(BUILD)/tools/baretrace-usb-asan,$(BUILD)/obj/baretrace-usb-asan,\
+	tools/baretrace-usb.c $(BLOCK_SRCS),$(USB_ASAN_CC)))
 # baretrace-acpi: the kernel's ACPI parser (the same source) on acpidump text.
 # -Wno-array-bounds: GCC 12 at -O2 flags acpi_init()'s read of the BIOS data
 # area at its fixed address 0x40E, which the tool never calls.
@@ -272,8 +300,9 @@ $(eval $(call host_prog,$(BUILD)/tools/tsc-warp,$(BUILD)/obj/tsc-warp,tools/tsc-
 tsc-warp: $(BUILD)/tools/tsc-warp
 	$(BUILD)/tools/tsc-warp
 test-tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcapture-extra \
-	$(BUILD)/tools/baretrace-acpi-asan
+	$(BUILD)/tools/baretrace-acpi-asan $(BUILD)/tools/baretrace-usb-asan
 	@scripts/deps.sh --only trace-cmd	# the trace.dat test reads with trace-cmd report
+	@scripts/deps.sh --only mtools dosfstools fdisk	# the USB image tests (mkfs.fat, fsck.fat, sfdisk)
 	@echo "== tools: baretrace-decode (text, CTF via babeltrace2, trace.dat via trace-cmd, damage); make usb"
 	$(Q)BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/tools
 
@@ -309,7 +338,8 @@ HOST_PROGS = $(addprefix $(BUILD)/host/,$(HOST_TESTS)) \
 	$(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS))) \
 	$(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/mkcapture \
 	$(BUILD)/tools/mkcapture-extra $(BUILD)/tools/baretrace-acpi-asan \
-	$(BUILD)/fuzz/fuzz_dump $(BUILD)/fuzz/fuzz_persist $(BUILD)/fuzz/fuzz_acpidump
+	$(BUILD)/fuzz/fuzz_dump $(BUILD)/fuzz/fuzz_persist $(BUILD)/fuzz/fuzz_acpidump \
+	$(BUILD)/fuzz/fuzz_block $(BUILD)/tools/baretrace-usb
 .PHONY: host-progs
 host-progs: $(HOST_PROGS)
 
@@ -369,6 +399,22 @@ fuzz-persist: $(BUILD)/fuzz/fuzz_persist $(BUILD)/host/test_persist
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' persist-log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/persist-log
 fuzz: fuzz-persist fuzz-acpi
+# libFuzzer on stick_find() and tracefile_write_ok(), FUZZ_BLOCK_TIME seconds,
+# from sparse images tests/host/fuzz_block_seeds.sh makes with mkfs.fat and sfdisk.
+FUZZ_BLOCK_TIME ?= 5
+$(eval $(call host_prog,$(BUILD)/fuzz/fuzz_block,$(BUILD)/obj/fuzz_block,\
+	tests/host/fuzz_block.c $(BLOCK_SRCS),$(FUZZ_CC)))
+.PHONY: fuzz-block
+fuzz-block: $(BUILD)/fuzz/fuzz_block $(BUILD)/tools/baretrace-usb tests/host/fuzz_block_seeds.sh
+	@scripts/deps.sh --only mtools dosfstools fdisk
+	@rm -rf $(BUILD)/fuzz/block-seeds && mkdir -p $(BUILD)/fuzz/block-seeds $(BUILD)/fuzz/block-corpus
+	$(Q)tests/host/fuzz_block_seeds.sh $(BUILD)/tools/baretrace-usb $(BUILD)/fuzz/block-seeds
+	@echo "== fuzz: stick_find + tracefile_write_ok for $(FUZZ_BLOCK_TIME) s (log: $(BUILD)/fuzz/block-log)"
+	$(Q)cd $(BUILD)/fuzz && ./fuzz_block -max_total_time=$(FUZZ_BLOCK_TIME) -timeout=10 \
+		-max_len=65536 -print_final_stats=1 block-corpus block-seeds > block-log 2>&1 || \
+		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' block-log; exit 1; }
+	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/block-log
+fuzz: fuzz-block
 # baretrace-acpi's reader, the kernel's ACPI parser and the summary, FUZZ_ACPI_TIME
 # seconds, from the dumps in tests/tools/acpi/.
 FUZZ_ACPI_TIME ?= 5
@@ -464,7 +510,9 @@ help:
 	@echo "Targets:"
 	@echo "  make / make kernel  build build/kernel.elf (make all: the same)"
 	@echo "  make iso            build build/baretrace.iso (BIOS and UEFI, USB-writable)"
-	@echo "  make usb DEV=/dev/sdX  write it to a USB stick (shows the device, asks first)"
+	@echo "  make usb-image      build/baretrace-usb.img: the image plus a BARETRACE FAT32 partition"
+	@echo "                      with a preallocated TRACE.BIN (TRACE_MB=$(TRACE_MB))"
+	@echo "  make usb DEV=/dev/sdX  write that image to a USB stick (shows the device, asks first)"
 	@echo "  make run            build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
 	@echo "  make tools          build/tools/baretrace-decode (captures to text, CTF, trace.dat), baretrace-acpi"
 	@echo "  make tsc-warp       does the host's TSC, read as QEMU reads it, go back between CPUs (docs/clock.md)"
@@ -475,7 +523,7 @@ help:
 	@echo "  make test-tools     the decoder against babeltrace2 and trace-cmd; make usb's refusals"
 	@echo "  make test-qemu      QEMU system tests (QEMU_TEST_JOBS workers; PYTEST_ARGS passed on)"
 	@echo "  make test-ring-inject / test-ring-explore  ring buffer injection: sampled / all plans (EXPLORE_JOBS)"
-	@echo "  make fuzz           fuzz the dump decoder (FUZZ_TIME=$(FUZZ_TIME) s), persist and ACPI parsers"
+	@echo "  make fuzz           fuzz the dump decoder (FUZZ_TIME=$(FUZZ_TIME) s), persist, ACPI, stick parsers"
 	@echo "  make fuzz-persist / fuzz-acpi  one of them (FUZZ_PERSIST_TIME, FUZZ_ACPI_TIME)"
 	@echo "  make check-deps     a touched header rebuilds every host program that includes it"
 	@echo "  make style-check    layout of the lines a change adds (STYLE_BASE=rev)"
@@ -484,7 +532,8 @@ help:
 	@echo "  make clean          remove build/"
 	@echo "Variables: CC, LD, CROSS_COMPILE, NASM, HOSTCC, CLANG, QEMU, PYTHON, CFLAGS, V=1,"
 	@echo "  CPUS=$(CPUS), CMDLINE, FONT, FTRACE=$(FTRACE) (0: no function tracer), BUILD=$(BUILD),"
-	@echo "  EVENTS_EXTRA, QEMU_TEST_JOBS=$(QEMU_TEST_JOBS), PYTEST_ARGS, EXPLORE_JOBS, FUZZ_TIME, STYLE_BASE"
+	@echo "  EVENTS_EXTRA, QEMU_TEST_JOBS=$(QEMU_TEST_JOBS), PYTEST_ARGS, EXPLORE_JOBS, FUZZ_TIME, STYLE_BASE,"
+	@echo "  TRACE_MB=$(TRACE_MB)"
 
 clean:
 	rm -rf $(BUILD)

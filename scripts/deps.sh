@@ -12,6 +12,7 @@ else
 	      grub-efi-amd64-bin xorriso mtools libcmocka-dev python3-pytest
 	      python3-pytest-xdist	# make test-qemu's parallel workers
 	      console-setup-linux	# console-setup-linux: the framebuffer console's font
+	      dosfstools fdisk	# make usb-image: mkfs.fat, sfdisk; its tests: fsck.fat
 	      clang libclang-rt-14-dev babeltrace2	# make fuzz (libFuzzer); CTF output test
 	      trace-cmd		# the trace.dat output test (trace-cmd report)
 	      "$@")	# more for one target: make bench-kernel asks for gnuplot-nox

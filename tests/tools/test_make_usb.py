@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_usb(dev, answer="", env=None):
-    p = subprocess.run(["make", "-s", "usb", f"DEV={dev}"], input=answer.encode(),
+    # TRACE_MB=1: the smallest stick image (its FAT32 partition is 36 MiB).
+    p = subprocess.run(["make", "-s", "usb", f"DEV={dev}", "TRACE_MB=1"], input=answer.encode(),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
                        timeout=120, env={**os.environ, **(env or {})})
     return p.returncode, p.stdout.decode("utf-8", "replace")
@@ -75,11 +76,11 @@ def test_refuses_a_mounted_disk():
 
 @pytest.fixture
 def loop_disk(tmp_path):
-    """A 24 MB block device (a loop device over a file), like an empty stick."""
+    """A 64 MiB block device (a loop device over a file), like an empty stick."""
     if not shutil.which("losetup") or os.geteuid() != 0:
         pytest.skip("needs root and losetup")
     backing = tmp_path / "stick.img"
-    backing.write_bytes(b"\xee" * (24 << 20))
+    backing.write_bytes(b"\xee" * (64 << 20))
     p = subprocess.run(["losetup", "-f", "--show", str(backing)], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=30)
     if p.returncode != 0:
@@ -94,11 +95,11 @@ def test_asks_and_writes_only_after_yes(loop_disk):
     before = digest(backing)
     rc, out = make_usb(dev, "no\n")
     assert rc != 0, out
-    assert re.search(rf"usb: device {dev} \(loop\d+\): 25 MB, model 'unknown'", out), out
+    assert re.search(rf"usb: device {dev} \(loop\d+\): 67 MB, model 'unknown'", out), out
     assert "usb: answer was 'no', not 'yes'; nothing written" in out
     assert digest(backing) == before
 
     rc, out = make_usb(dev, "yes\n")
     assert rc == 0, out
-    iso = (ROOT / "build" / "baretrace.iso").read_bytes()
-    assert backing.read_bytes()[:len(iso)] == iso
+    img = (ROOT / "build" / "baretrace-usb.img").read_bytes()
+    assert backing.read_bytes()[:len(img)] == img
