@@ -137,3 +137,26 @@ def shell():
     for s in sessions:
         if s.p.poll() is None:
             s.kill()
+
+
+# Seconds each file's tests took in a full run beside other load (2026-12-03,
+# `pytest --durations=0 -n 2 --dist loadfile tests/qemu`, summed per file).
+# Only the order matters: with --dist loadfile a worker takes a whole file at
+# a time, and a long file started last leaves the other worker idle while it
+# ends, so the longest start first. A file not listed counts as 60 s.
+FILE_COST = {
+    "test_persist.py": 357, "test_boot.py": 315, "test_bench.py": 297, "test_realhw.py": 249,
+    "test_clock.py": 192, "test_x2apic.py": 189, "test_skew.py": 179, "test_watchdog.py": 156,
+    "test_trace.py": 155, "test_ftrace.py": 141, "test_panic.py": 132, "test_smp.py": 122,
+    "test_dump.py": 97, "test_dead_ap.py": 66, "test_clockwd.py": 66, "test_events.py": 65,
+    "test_static_keys.py": 42, "test_ftrace_backtrace.py": 40, "test_clock_faults.py": 27,
+    "test_trace_dat_qemu.py": 20, "test_shell.py": 13, "test_boot_lock.py": 8,
+}
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Longest files first (FILE_COST); the order within a file is kept."""
+    first = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.path.name, i)
+    items.sort(key=lambda it: (-FILE_COST.get(it.path.name, 60), first[it.path.name]))
