@@ -269,7 +269,8 @@ tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/to
 # baretrace-usb: the partition, FAT32 and trace-file code of drivers/block/
 # (the same source the kernel will use) on a disk image; make usb-image
 # writes TRACE.BIN's header with it and checks the image it made.
-BLOCK_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c trace/crc32.c
+BLOCK_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
+	drivers/block/tracesave.c trace/crc32.c
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-usb,$(BUILD)/obj/baretrace-usb,\
 	tools/baretrace-usb.c $(BLOCK_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 # The same under ASan/UBSan: what tests/tools/test_usb_image.py runs.

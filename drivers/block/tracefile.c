@@ -118,6 +118,7 @@ static int stick_check_part(const struct blockdev *dev, struct stick_scratch *s,
 	fs->buf_lba = UINT64_MAX;
 	if ((err = tracefile_hdr_check(s->buf, de.size, dev->block_size, &tf->hdr)))
 		return err;
+	tf->dev = dev;
 	tf->block_size = dev->block_size;
 	tf->part_index = p->index;
 	tf->part_gpt = s->parts.gpt;
@@ -167,4 +168,11 @@ bool tracefile_write_ok(const struct tracefile *tf, uint64_t lba, uint64_t count
 		return false;
 	/* Overflow-free form of lba + count <= data_lba + data_blocks. */
 	return lba - tf->data_lba < tf->data_blocks && count <= tf->data_blocks - (lba - tf->data_lba);
+}
+
+int tracefile_write(const struct tracefile *tf, uint64_t lba, uint32_t count, const void *buf)
+{
+	if (!tracefile_write_ok(tf, lba, count) || !tf->dev->write)
+		return TRACEFILE_EREFUSED;
+	return tf->dev->write(tf->dev->ctx, tf, lba, count, buf) ? TRACEFILE_EIO : 0;
 }

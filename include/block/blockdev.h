@@ -1,13 +1,17 @@
 /*
  * A block device as the partition, FAT and trace-file code see it: a size,
  * a block size and a read function.  The same code runs in the kernel (over
- * USB mass storage) and on the host (over an image file).  Nothing here
- * writes: where a write may go is decided by tracefile_write_ok().
+ * USB mass storage) and on the host (over an image file).  Where a write
+ * may go is decided by tracefile_write_ok(); the write function is called
+ * only by tracefile_write(), which asks it first, and takes the verified
+ * trace file as its proof, so that the driver can ask again.
  */
 #ifndef BLOCK_BLOCKDEV_H
 #define BLOCK_BLOCKDEV_H
 
 #include <stdint.h>
+
+struct tracefile;
 
 #define BLOCK_SIZE_MAX	4096u
 
@@ -17,7 +21,13 @@ struct blockdev {
 	/* Read count blocks at lba into buf; 0 on success.  Never called
 	 * outside [0, blocks) (the callers check first). */
 	int (*read)(void *ctx, uint64_t lba, uint32_t count, void *buf);
-	void *ctx;		/* the read function's own */
+	/* Write count blocks at lba from buf; 0 on success.  Called only by
+	 * tracefile_write(), after tracefile_write_ok(tf, lba, count); the
+	 * driver checks that again with tf before anything reaches the
+	 * device.  NULL: the device is never written. */
+	int (*write)(void *ctx, const struct tracefile *tf, uint64_t lba, uint32_t count,
+		     const void *buf);
+	void *ctx;		/* the read and write functions' own */
 };
 
 #endif

@@ -70,6 +70,7 @@ int tracefile_hdr_check(const uint8_t *buf, uint64_t file_bytes, uint32_t block_
 /* A trace file found and verified: the only blocks the kernel may write. */
 struct tracefile {
 	uint32_t verified;	/* TRACEFILE_VERIFIED once every check passed; else 0 */
+	const struct blockdev *dev;	/* the device it was found on */
 	uint32_t block_size;	/* the device's */
 	uint32_t part_index;	/* its partition's entry number (1-based) */
 	uint8_t part_gpt;	/* that entry is in a GPT (else the MBR) */
@@ -104,5 +105,15 @@ int stick_find(const struct blockdev *dev, struct stick_scratch *s, struct trace
  * header, never outside the file).  count 0 is refused.
  */
 bool tracefile_write_ok(const struct tracefile *tf, uint64_t lba, uint64_t count);
+
+/*
+ * The one way to write: count blocks of buf at lba on tf's device, if
+ * tracefile_write_ok() says yes.  0 written; TRACEFILE_EREFUSED (nothing
+ * was sent to the device: a caller's bug); TRACEFILE_EIO (the device
+ * failed; what it holds there is unknown).
+ */
+#define TRACEFILE_EREFUSED	(-1)
+#define TRACEFILE_EIO		(-2)
+int tracefile_write(const struct tracefile *tf, uint64_t lba, uint32_t count, const void *buf);
 
 #endif
