@@ -25,18 +25,6 @@ const char *stick_strerror(int err)
 	return stick_texts[err];
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
 void tracefile_hdr_make(uint8_t *buf, const struct tracefile_hdr *h)
 {
 	for (uint32_t i = 0; i < TRACEFILE_HDR_BYTES; i++)

@@ -8,18 +8,6 @@
 #include <block/tracesave.h>
 #include <trace/crc32.h>
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
 static void zero(uint8_t *p, size_t n)
 {
 	while (n--)

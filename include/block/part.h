@@ -35,7 +35,7 @@ struct part_table {
  */
 int part_read(const struct blockdev *dev, uint8_t *buf, struct part_table *out);
 
-/* Little-endian loads from unaligned bytes (all on-disk formats here). */
+/* Little-endian loads and stores of unaligned bytes (all on-disk formats here). */
 static inline uint16_t get_le16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);
@@ -47,6 +47,16 @@ static inline uint32_t get_le32(const uint8_t *p)
 static inline uint64_t get_le64(const uint8_t *p)
 {
 	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
 #endif
