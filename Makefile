@@ -51,6 +51,9 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
 	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c
+DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
+	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
+	drivers/usb/stick.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
@@ -79,7 +82,8 @@ bench_flags_convert := -DTRACE_STAMP=0 -DTRACE_STAMP_CONVERT=1
 BENCH_OBJS := $(foreach v,$(BENCH_VARIANTS),$(BUILD)/kernel/tracer/bench_writer_$(v).o)
 
 KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
-	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(TRACE_SRCS)) $(BENCH_OBJS) \
+	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(DRIVER_SRCS) $(TRACE_SRCS)) \
+	 $(BENCH_OBJS) \
 	 $(BUILD)/gen/font.o
 
 # The console font comes from a Debian package at build time (not committed);

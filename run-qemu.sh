@@ -5,6 +5,7 @@
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
 #                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
+#                 [--usb-image FILE [--usb-port N] [--usb-xhci PROPS]]
 #                 [--reboot] [--mem-file FILE] [--monitor SOCKET]
 #                 [--qemu PATH] [-- extra qemu args]
 #
@@ -22,6 +23,13 @@
 # --serial-port: where the console chardev (stdout) is attached: COM1 (the
 # default), COM2 only (0x2F8, no COM1), or a PCI 16550 card (no COM1).
 # --usb: boot the image as a USB stick on an xHCI controller, not a CD.
+# --usb-image FILE: FILE (a raw image, e.g. build/baretrace-usb.img) as a
+# writable USB stick on a qemu-xhci controller; its writes stay in FILE.
+# The kernel still boots from the usual CD image, whose GRUB carries the
+# command line (the stick's own GRUB has the one make usb-image gave it).
+# --usb-port N: the stick on the controller's port N (QEMU's port=N, 1..4).
+# --usb-xhci PROPS: more qemu-xhci properties, e.g. p3=0 (no USB 3 ports:
+# the stick comes up at high speed on a USB 2 port). docs/usb.md.
 # --no-debug-exit: no isa-debug-exit device, as on real hardware.
 # --qemu PATH: the QEMU binary (default: $QEMU, else qemu-system-x86_64 on
 # PATH). One in an unpacked Debian tree (PREFIX/bin/qemu-system-x86_64 with
@@ -36,7 +44,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
 cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
-serial_port=com1 usb=0 debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
+serial_port=com1 usb=0 usb_image="" usb_port="" usb_xhci="" debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
 extra=()
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
@@ -58,6 +66,9 @@ while [ $# -gt 0 ]; do
 	--kernel) kernel=${2:?--kernel needs a file}; shift ;;
 	--serial-port) serial_port=${2:?--serial-port needs com1, com2 or pci}; shift ;;
 	--usb) usb=1 ;;
+	--usb-image) usb_image=${2:?--usb-image needs a file}; shift ;;
+	--usb-port) usb_port=${2:?--usb-port needs a number}; shift ;;
+	--usb-xhci) usb_xhci=${2:?--usb-xhci needs properties}; shift ;;
 	--no-debug-exit) debug_exit=0 ;;
 	--qemu) qemu=${2:?--qemu needs a path}; shift ;;
 	--reboot) reboot=1 ;;
@@ -76,6 +87,9 @@ case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com
 	die "--smp must be N or N,maxcpus=M (positive integers), not '$smp'"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be whole seconds, not '$timeout_s'"
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
+[ -z "$usb_image" ] || [ -f "$usb_image" ] || die "--usb-image: no file '$usb_image'"
+[ -z "$usb_port" ] || [[ "$usb_port" =~ ^[1-9][0-9]*$ ]] || die "--usb-port must be a port number, not '$usb_port'"
+[ -z "$usb_image" ] || [ $usb -eq 0 ] || die "--usb-image and --usb each add a stick: use one"
 qemu_path=$(command -v "$qemu") || die "QEMU '$qemu' not found: run 'make deps' (for build/qemu10: 'make deps-qemu10')"
 
 # One cached image per kernel file and command line; rebuilt when the kernel is newer.
@@ -103,6 +117,11 @@ if [ $usb -eq 1 ]; then
 	       -device qemu-xhci,id=xhci -device usb-storage,bus=xhci.0,drive=stick,bootindex=1)
 else
 	args+=(-cdrom "$iso" -boot d)
+fi
+if [ -n "$usb_image" ]; then
+	args+=(-drive "if=none,id=stick,format=raw,file=$usb_image"
+	       -device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}"
+	       -device "usb-storage,bus=xhci.0,drive=stick${usb_port:+,port=$usb_port}")
 fi
 [ $debug_exit -eq 0 ] || args+=(-device isa-debug-exit,iobase=0xf4,iosize=0x04)
 if [ $uefi -eq 1 ]; then

@@ -21,6 +21,7 @@
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/dump.h"
 #include "kernel/ftrace.h"
 #include "kernel/jobs.h"
 #include "kernel/memory.h"
@@ -79,6 +80,7 @@ void kernel_main(uint32_t mbi_phys)
 	smp_init();					/* start APs, measure their TSCs */
 	tracing_init();					/* the APs' ring buffers, recording */
 	watchdog_init();				/* watchdog.ms=: jobs and calls watched */
+	dump_prepare();					/* dump=usb: xHCI, the stick, TRACE.BIN */
 
 	jobs_run();					/* run=..., then exit or idle */
 }

@@ -58,7 +58,12 @@ static int panic_inject;		/* 1: fault once the dump has begun */
 
 CMDLINE_OPTION(panic_dump, .name = "panic.dump", .type = OPT_LIST, .var = panic_dump_sel,
 	       .size = sizeof(panic_dump_sel), .choices = dump_choices,
-	       .help = "what a panic dumps: text, bin (comma list) or none");
+	       .help = "what a panic dumps: text, bin, usb (comma list) or none");
+bool panic_dump_has(const char *item)
+{
+	return cmdline_list_has(panic_dump_sel, item);
+}
+
 CMDLINE_OPTION(panic_dump_last, .name = "panic.dump.last", .type = OPT_UINT,
 	       .var = &panic_dump_last, .min = 0, .max = 100000000,
 	       .help = "events in a panic's text dump, the most recent, all CPUs merged; 0 = all");
@@ -206,7 +211,8 @@ void panic_end_as(uint32_t end)
 		if (panic_inject)
 			inject_fault();
 		dump_panic(cmdline_list_has(panic_dump_sel, "text"),
-			   cmdline_list_has(panic_dump_sel, "bin"), panic_dump_last);
+			   cmdline_list_has(panic_dump_sel, "bin"),
+			   cmdline_list_has(panic_dump_sel, "usb"), panic_dump_last);
 	}
 	printk("panic: end action=%s\n", actions[panic_action]);
 	end_machine();

@@ -177,3 +177,18 @@ uint64_t paging_lookup(uint64_t va, uint64_t *page_size, bool *writable)
 	*writable = rw;
 	return e;
 }
+
+bool paging_map_mmio(uint64_t start, uint64_t end)
+{
+	start = ALIGN_DOWN(start, PAGE_4K);
+	end = ALIGN_UP(end, PAGE_4K);
+	if (end > mapped_limit && paging_map_identity(end) < end)
+		return false;
+	for (uint64_t va = ALIGN_DOWN(start, MIB2); va < end; va += MIB2)
+		if (!split_2m(va))
+			return false;
+	for (uint64_t va = start; va < end; va += PAGE_4K)
+		table_at(*pd_entry(va))[(va / PAGE_4K) % 512] |= PTE_PCD | PTE_PWT;
+	write_cr3(read_cr3());
+	return true;
+}

@@ -115,6 +115,35 @@ struct pci_bar pci_bar(const struct pci_dev *d, unsigned i)
 	return b;
 }
 
+uint64_t pci_bar_size(const struct pci_dev *d, unsigned i)
+{
+	uint32_t cmd = pci_read32(d, PCI_COMMAND) & 0xFFFF, lo, hi = 0xFFFFFFFFu, szlo, szhi;
+	bool is64;
+
+	if (i > 5)
+		return 0;
+	lo = pci_read32(d, PCI_BAR0 + 4 * i);
+	if (lo & PCI_BAR_IO)
+		return 0;
+	is64 = (lo & PCI_BAR_MEM_TYPE_MASK) == PCI_BAR_MEM_TYPE_64 && i < 5;
+	/* Decoding off while the BAR reads back its size mask (PCI 3.0 6.2.5.1). */
+	pci_write32(d, PCI_COMMAND, cmd & ~(uint32_t)(PCI_CMD_IO | PCI_CMD_MEMORY));
+	pci_write32(d, PCI_BAR0 + 4 * i, 0xFFFFFFFFu);
+	szlo = pci_read32(d, PCI_BAR0 + 4 * i) & ~0xFu;
+	pci_write32(d, PCI_BAR0 + 4 * i, lo);
+	szhi = 0xFFFFFFFFu;
+	if (is64) {
+		hi = pci_read32(d, PCI_BAR0 + 4 * (i + 1));
+		pci_write32(d, PCI_BAR0 + 4 * (i + 1), 0xFFFFFFFFu);
+		szhi = pci_read32(d, PCI_BAR0 + 4 * (i + 1));
+		pci_write32(d, PCI_BAR0 + 4 * (i + 1), hi);
+	}
+	pci_write32(d, PCI_COMMAND, cmd);
+	if (!szlo)
+		return 0;
+	return ~((uint64_t)szhi << 32 | szlo) + 1;
+}
+
 void pci_enable(const struct pci_dev *d, uint16_t bits)
 {
 	uint32_t cmd = pci_read32(d, PCI_COMMAND);

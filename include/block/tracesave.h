@@ -99,7 +99,7 @@ struct tracesave {
 	uint8_t *buf;		/* staging: buf_blocks whole blocks (the caller's) */
 	uint32_t buf_blocks;	/* its size in blocks, >= 1 */
 	uint32_t fill;		/* bytes staged in buf */
-	int err;		/* the first error (TRACEFILE_E*, TRACESAVE_EFULL); then nothing more */
+	int err;		/* the first error (TRACEFILE_E*, TRACESAVE_E*); then no more */
 };
 
 /*

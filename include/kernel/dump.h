@@ -1,4 +1,7 @@
-/* Trace dumps on the serial console: text (ftrace layout) and binary frames. */
+/*
+ * Trace dumps: text (ftrace layout) and binary frames on the serial console,
+ * and the same binary frames saved into TRACE.BIN on the USB stick.
+ */
 #ifndef KERNEL_DUMP_H
 #define KERNEL_DUMP_H
 
@@ -8,12 +11,16 @@
 #define DUMP_ALL_CPUS	UINT32_MAX
 
 /* What a dump selection option (dump=, panic.dump=, persist.dump=) lists:
- * "text", "bin", "none" (OPT_LIST choices, NULL-terminated). */
+ * "text", "bin", "usb", "none" (OPT_LIST choices, NULL-terminated). */
 extern const char *const dump_choices[];
 
 /* Take what the buffers hold (once per call), then print it. */
 bool dump_text(uint32_t cpu, uint64_t last);
 bool dump_bin(uint32_t cpu);
+/* The frames dump_bin() sends, saved after the stick's earlier saves (<usb/stick.h>). */
+bool dump_usb(uint32_t cpu);
+/* dump=usb or panic.dump=usb: find the stick at boot, not at the first save. */
+void dump_prepare(void);
 /* The dumps dump= asks for, as run=demo does at its end. */
 bool dump_default(void);
 /*
@@ -21,7 +28,7 @@ bool dump_default(void);
  * same dumps, all CPUs, from a walk of the buffers (nothing taken: the next
  * boot finds the same events), asking no CPU for anything from then on.
  */
-bool dump_panic(bool text, bool bin, uint64_t last);
+bool dump_panic(bool text, bool bin, bool usb, uint64_t last);
 
 /* One CPU's clock as a dump describes it (conversion, skew, trust). */
 struct dump_clock;
@@ -33,7 +40,7 @@ void dump_cpu_clock(uint32_t cpu, struct dump_clock *out);
  * clock rate of the boot that wrote them), then each CPU's pages oldest
  * first (dump_walk_page() is a persist_check() page callback) and its
  * counters and clock, then end; dump_walked() prints it as text and/or
- * binary.  It replaces the last snapshot.
+ * binary, and/or saves it to the stick.  It replaces the last snapshot.
  */
 struct rb_walk_page;
 struct dump_stats;
@@ -41,6 +48,6 @@ bool dump_walk_begin(uint32_t nr_cpus, uint64_t max_pages, uint64_t tsc_hz, uint
 int dump_walk_page(void *ctx, uint32_t cpu, const struct rb_walk_page *pg);
 void dump_walk_cpu(uint32_t cpu, const struct dump_stats *st, const struct dump_clock *clk);
 void dump_walk_end(void);
-bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled);
+bool dump_walked(bool text, bool bin, bool usb, uint64_t last, const uint8_t *enabled);
 
 #endif

@@ -24,5 +24,7 @@ void __attribute__((noreturn)) panic_end(void);
 void __attribute__((noreturn)) panic_end_as(uint32_t end);
 /* From the NMI handler: stops this CPU for good if another one panics; else returns. */
 void panic_nmi(struct trap_frame *f);
+/* Does panic.dump= list item ("usb": the stick is looked for at boot)? */
+bool panic_dump_has(const char *item);
 
 #endif

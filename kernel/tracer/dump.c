@@ -27,6 +27,7 @@
 #include "kernel/dump.h"
 #include "kernel/ksyms.h"
 #include "kernel/kstring.h"
+#include "kernel/panic.h"
 #include "kernel/pmm.h"
 #include "kernel/trace_printk.h"
 #include "kernel/trace_ctl.h"
@@ -35,14 +36,15 @@
 #include "trace/dump_write.h"
 #include "trace/ring_walk.h"
 #include "trace/text.h"
+#include <usb/stick.h>
 
 static char dump_sel[32] = "text";
 /* dump=, panic.dump= and persist.dump= all choose among these. */
-const char *const dump_choices[] = { "text", "bin", "none", NULL };
+const char *const dump_choices[] = { "text", "bin", "usb", "none", NULL };
 static uint64_t dump_last = 200;
 CMDLINE_OPTION(dump, .name = "dump", .type = OPT_LIST, .var = dump_sel,
 	       .size = sizeof(dump_sel), .choices = dump_choices,
-	       .help = "what run=demo prints at its end: text, bin (comma list) or none");
+	       .help = "what run=demo dumps at its end: text, bin, usb (comma list) or none");
 CMDLINE_OPTION(dump_last, .name = "dump.last", .type = OPT_UINT, .var = &dump_last,
 	       .min = 0, .max = 100000000, .help = "events in the text dump, the most recent; 0 = all");
 
@@ -396,42 +398,91 @@ bool dump_text(uint32_t cpu, uint64_t last)
 	return take_snapshot() && print_text(cpu, last, trace_events_enabled());
 }
 
-static bool print_bin(uint32_t cpu, const uint8_t *enabled)
+/* The binary dump's frames into sink; w says what was written. */
+static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *sink,
+		      struct dump_writer *w)
 {
-	struct trace_sink sink = { sink_raw, NULL };
-	struct dump_writer w;
 	struct dump_begin begin = {
 		.nr_cpus = snap_ncpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = snap_tsc_hz,
 		.tsc_err_ppb = snap_tsc_err_ppb, .start_cycles = rdtsc(),
 	};
-	uint64_t flags;
 
-	flags = console_hold();
-	dump_write_begin(&w, &sink, dump_id, &begin);
-	dump_write_events(&w, &trace_builtin_catalog, enabled);
+	dump_write_begin(w, sink, dump_id, &begin);
+	dump_write_events(w, &trace_builtin_catalog, enabled);
 	{
 		struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
 		struct dump_syms_src fmts = {
 			(uint32_t)(__stop_trace_printk_fmts - __start_trace_printk_fmts), 0, fmt_at, NULL };
-		dump_write_symbols(&w, &src);
-		dump_write_printk_formats(&w, &fmts);
+		dump_write_symbols(w, &src);
+		dump_write_printk_formats(w, &fmts);
 	}
 	for (unsigned c = 0; c < snap_ncpus; c++)
-		dump_write_clock(&w, &snap[c].clock);
+		dump_write_clock(w, &snap[c].clock);
 	for (unsigned c = 0; c < snap_ncpus; c++) {
 		if (cpu != DUMP_ALL_CPUS && c != cpu)
 			continue;
 		for (uint32_t i = 0; i < snap[c].npages; i++)
-			dump_write_page(&w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
+			dump_write_page(w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
 					snap[c].lost_overrun[i], snap[c].lost_dropped[i]);
 	}
 	for (unsigned c = 0; c < snap_ncpus; c++)
-		dump_write_stats(&w, &snap[c].stats);
-	dump_write_end(&w);
+		dump_write_stats(w, &snap[c].stats);
+	dump_write_end(w);
+}
+
+static bool print_bin(uint32_t cpu, const uint8_t *enabled)
+{
+	struct trace_sink sink = { sink_raw, NULL };
+	struct dump_writer w;
+	uint64_t flags;
+
+	flags = console_hold();
+	write_bin(cpu, enabled, &sink, &w);
 	console_release(flags);
 	cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
 		(unsigned long long)w.events);
 	return true;
+}
+
+static void sink_count(void *ctx, const void *buf, size_t len)
+{
+	(void)buf;
+	*(uint64_t *)ctx += len;
+}
+
+static void sink_save(void *ctx, const void *buf, size_t len)
+{
+	watchdog_touch();
+	tracesave_put(ctx, buf, len);
+}
+
+/*
+ * The same frames into TRACE.BIN on the stick: counted first (the save
+ * is refused whole if it does not fit), then written.  Polled: fine with
+ * interrupts off and the other CPUs stopped (a panic).
+ */
+static bool save_usb(uint32_t cpu, const uint8_t *enabled)
+{
+	uint64_t bytes = 0;
+	struct trace_sink count = { sink_count, &bytes }, save;
+	struct dump_writer w;
+	struct tracesave *s;
+
+	write_bin(cpu, enabled, &count, &w);
+	if (!(s = usb_save_begin(bytes)))
+		return false;
+	save = (struct trace_sink){ sink_save, s };
+	write_bin(cpu, enabled, &save, &w);
+	if (!usb_save_end(s, dump_id))
+		return false;
+	cprintf("dump: usb id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
+		(unsigned long long)w.events);
+	return true;
+}
+
+bool dump_usb(uint32_t cpu)
+{
+	return take_snapshot() && save_usb(cpu, trace_events_enabled());
 }
 
 bool dump_bin(uint32_t cpu)
@@ -439,7 +490,7 @@ bool dump_bin(uint32_t cpu)
 	return take_snapshot() && print_bin(cpu, trace_events_enabled());
 }
 
-bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled)
+bool dump_walked(bool text, bool bin, bool usb, uint64_t last, const uint8_t *enabled)
 {
 	bool ok = true;
 
@@ -449,9 +500,17 @@ bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled)
 		ok = print_text(DUMP_ALL_CPUS, last, enabled) && ok;
 	if (bin)
 		ok = print_bin(DUMP_ALL_CPUS, enabled) && ok;
+	if (usb)
+		ok = save_usb(DUMP_ALL_CPUS, enabled) && ok;
 	/* Printed once: a later `dump` must not show it again as "the last snapshot". */
 	have_snapshot = false;
 	return ok;
+}
+
+void dump_prepare(void)
+{
+	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb"))
+		usb_trace_file();
 }
 
 bool dump_default(void)
@@ -462,11 +521,13 @@ bool dump_default(void)
 		ok = dump_text(DUMP_ALL_CPUS, dump_last) && ok;
 	if (cmdline_list_has(dump_sel, "bin"))
 		ok = dump_bin(DUMP_ALL_CPUS) && ok;
+	if (cmdline_list_has(dump_sel, "usb"))
+		ok = dump_usb(DUMP_ALL_CPUS) && ok;
 	return ok;
 }
 
-bool dump_panic(bool text, bool bin, uint64_t last)
+bool dump_panic(bool text, bool bin, bool usb, uint64_t last)
 {
 	no_cpu_calls = true;
-	return walk_live() && dump_walked(text, bin, last, trace_events_enabled());
+	return walk_live() && dump_walked(text, bin, usb, last, trace_events_enabled());
 }

@@ -229,6 +229,7 @@ static void dump_cpu(void *ctx, const struct persist_cpu_result *cr)
 
 static bool dump_text_sel(void) { return cmdline_list_has(persist_dump_sel, "text"); }
 static bool dump_bin_sel(void) { return cmdline_list_has(persist_dump_sel, "bin"); }
+static bool dump_usb_sel(void) { return cmdline_list_has(persist_dump_sel, "usb"); }
 
 static void dump_previous(const uint8_t *mem, const struct persist_expect *ex, uint64_t pages)
 {
@@ -236,7 +237,8 @@ static void dump_previous(const uint8_t *mem, const struct persist_expect *ex, u
 	struct persist_result res;
 	struct prev p = { 0, true };
 
-	if (cmdline_list_has(persist_dump_sel, "none") || (!dump_text_sel() && !dump_bin_sel()))
+	if (cmdline_list_has(persist_dump_sel, "none") || (!dump_text_sel() && !dump_bin_sel() &&
+							  !dump_usb_sel()))
 		return;
 	if (!dump_walk_begin(h->nr_cpus, pages, h->tsc_hz, h->tsc_err_ppb)) {
 		printk("persist: previous boot's trace not printed: no memory for %llu pages "
@@ -247,7 +249,7 @@ static void dump_previous(const uint8_t *mem, const struct persist_expect *ex, u
 	dump_walk_end();
 	printk("persist: previous boot's trace follows (persist.dump=%s persist.dump.last=%llu)\n",
 	       persist_dump_sel, (unsigned long long)persist_dump_last);
-	dump_walked(dump_text_sel(), dump_bin_sel(), persist_dump_last, NULL);
+	dump_walked(dump_text_sel(), dump_bin_sel(), dump_usb_sel(), persist_dump_last, NULL);
 	printk("persist: end of previous boot's trace\n");
 }
 

@@ -1,4 +1,4 @@
-/* Shell command: dump text|bin [cpu=N] [last=N]. */
+/* Shell command: dump text|bin|usb [cpu=N] [last=N]. */
 #include <stddef.h>
 #include <arch/percpu.h>
 #include "kernel/console.h"
@@ -12,8 +12,9 @@ static int cmd_dump(int argc, char **argv)
 	struct trace_text_opts opts = { .last = 0, .cpu = TRACE_TEXT_ALL_CPUS };
 	bool text;
 
-	if (argc < 2 || (strcmp(argv[1], "text") && strcmp(argv[1], "bin"))) {
-		cprintf("error: usage: dump text|bin [cpu=N] [last=N]\n");
+	if (argc < 2 || (strcmp(argv[1], "text") && strcmp(argv[1], "bin") &&
+			 strcmp(argv[1], "usb"))) {
+		cprintf("error: usage: dump text|bin|usb [cpu=N] [last=N]\n");
 		return 1;
 	}
 	text = !strcmp(argv[1], "text");
@@ -27,10 +28,13 @@ static int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (!text && opts.last) {
-		cprintf("error: dump bin carries whole pages: last= is for dump text\n");
+		cprintf("error: dump %s carries whole pages: last= is for dump text\n", argv[1]);
 		return 1;
 	}
+	if (!strcmp(argv[1], "usb"))
+		return dump_usb(opts.cpu) ? 0 : 1;
 	return (text ? dump_text(opts.cpu, opts.last) : dump_bin(opts.cpu)) ? 0 : 1;
 }
-SHELL_COMMAND(dump, .name = "dump", .usage = "text|bin [cpu=N] [last=N]",
-	      .help = "print the trace (text) or send it framed (bin)", .fn = cmd_dump);
+SHELL_COMMAND(dump, .name = "dump", .usage = "text|bin|usb [cpu=N] [last=N]",
+	      .help = "print the trace (text), send it framed (bin) or save it to the stick (usb)",
+	      .fn = cmd_dump);

@@ -72,7 +72,8 @@ static void setup_disk(uint32_t bs, uint32_t data_blocks)
 	dev = (struct blockdev){ .block_size = bs, .blocks = DISK, .read = ram_read,
 				 .write = ram_write, .ctx = &ram };
 	tf = (struct tracefile){ .verified = TRACEFILE_VERIFIED, .dev = &dev, .block_size = bs,
-				 .file_lba = HDR_LBA, .data_lba = DATA, .data_blocks = data_blocks };
+				 .file_lba = HDR_LBA, .data_lba = DATA,
+				 .data_blocks = data_blocks };
 }
 
 /* Bytes of save k: a pattern no two saves share, never a whole zero block. */
@@ -227,7 +228,8 @@ static void test_cut_short(void **state)
 static void test_bad_marks(void **state)
 {
 	struct tracesave_scan sc;
-	struct tracesave_mark m = { .seq = 1, .block_size = 512, .blocks = NDATA, .bytes = NDATA * 512 };
+	struct tracesave_mark m = { .seq = 1, .block_size = 512, .blocks = NDATA,
+				    .bytes = NDATA * 512 };
 	uint8_t *b;
 
 	(void)state;

@@ -23,6 +23,15 @@ uint64_t paging_mapped_limit(void);
 bool paging_protect(uint64_t start, uint64_t end);
 
 /*
+ * Map [start, end) of a device's registers uncached (PCD and PWT in 4 KiB
+ * pages of the identity map, extended if it ends short of end), whatever
+ * the firmware's MTRRs say of the range.  Only the calling CPU's TLB is
+ * flushed: call it before any CPU touches the range.  False if a page
+ * table could not be had.
+ */
+bool paging_map_mmio(uint64_t start, uint64_t end);
+
+/*
  * A page table mapping the 2 MiB at va, outside the identity map, every
  * entry empty: the caller fills entries and flushes them itself. NULL if
  * va is in PML4 slot 0 (the identity map), its slot is taken, or no page.

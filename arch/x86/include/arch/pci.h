@@ -16,6 +16,7 @@
 #define PCI_BAR0		0x10	/* six u32 BARs in a type-0 header */
 #define PCI_CMD_IO		(1u << 0)
 #define PCI_CMD_MEMORY		(1u << 1)
+#define PCI_CMD_MASTER		(1u << 2)	/* the device may start DMA */
 #define PCI_BAR_IO		(1u << 0)
 #define PCI_BAR_MEM_TYPE_64	(2u << 1)
 #define PCI_BAR_MEM_TYPE_MASK	(3u << 1)
@@ -45,6 +46,8 @@ void pci_write32(const struct pci_dev *d, uint16_t off, uint32_t v);
 void pci_write8(const struct pci_dev *d, uint16_t off, uint8_t v);
 /* BAR i of a type-0 header (64-bit BARs read both halves). */
 struct pci_bar pci_bar(const struct pci_dev *d, unsigned i);
+/* Bytes a memory BAR decodes (sized with decoding off); 0 for I/O or none. */
+uint64_t pci_bar_size(const struct pci_dev *d, unsigned i);
 /* Set the command register's decode bits (I/O and/or memory). */
 void pci_enable(const struct pci_dev *d, uint16_t bits);
 

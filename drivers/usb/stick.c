@@ -1,0 +1,112 @@
+/*
+ * Finding the stick and saving into it.  Every USB mass-storage device is
+ * asked, in order, by stick_find() (reads only); the first whose trace file
+ * checks out is the stick, every other gets its `usb: refused:` line and
+ * is never written: writes go only through tracefile_write() on the
+ * verified file, which the storage driver checks again.
+ *
+ * A save is staged in a 64 KiB buffer (whole blocks, one bulk transfer
+ * each) and written through tracesave.c, which places it after the saves
+ * already there and writes its mark last.  A streaming writer (frames
+ * written as pages fill, issue 34's trace.record=usb) can take the same
+ * path: usb_save_begin() with the room it needs, tracesave_put() per page.
+ */
+#include <stddef.h>
+#include <block/stick_err.h>
+#include <block/tracefile.h>
+#include <block/tracesave.h>
+#include <usb/msc.h>
+#include <usb/stick.h>
+#include <usb/usb.h>
+#include "kernel/console.h"
+#include "kernel/pmm.h"
+
+#define STAGE_BYTES	0x10000
+
+static struct tracefile stick_tf;
+static const struct tracefile *stick;	/* &stick_tf once found */
+static struct tracesave save;
+static uint8_t *stage;			/* STAGE_BYTES */
+static uint8_t block_buf[BLOCK_SIZE_MAX];
+
+const struct tracefile *usb_trace_file(void)
+{
+	static struct stick_scratch scratch;
+	static bool looked;
+	struct msc *m[USB_MAX_DEVICES];
+	unsigned n;
+
+	if (looked)
+		return stick;
+	looked = true;
+	usb_init();
+	n = msc_probe(m, USB_MAX_DEVICES);
+	for (unsigned i = 0; i < n; i++) {
+		int err = stick_find(&m[i]->bdev, &scratch, &stick_tf);
+		const struct tracefile *tf = &stick_tf;
+
+		if (err) {
+			printk("usb: refused: %s\n", stick_strerror(err));
+			continue;
+		}
+		printk("usb: trace file: partition %u (%s) blocks %llu+%llu, file at %llu, data at "
+		       "%llu, %llu blocks of %u, image %s\n", tf->part_index,
+		       tf->part_gpt ? "gpt" : "mbr", (unsigned long long)tf->part_start,
+		       (unsigned long long)tf->part_blocks, (unsigned long long)tf->file_lba,
+		       (unsigned long long)tf->data_lba, (unsigned long long)tf->data_blocks,
+		       tf->block_size, tf->hdr.version_str);
+		stick = tf;
+		break;
+	}
+	if (!stick)
+		printk("usb: no stick with a baretrace trace file (%u storage device%s); nothing "
+		       "will be written\n", n, n == 1 ? "" : "s");
+	return stick;
+}
+
+struct tracesave *usb_save_begin(uint64_t bytes)
+{
+	const struct tracefile *tf = usb_trace_file();
+	struct tracesave_scan sc;
+	uint64_t need;
+
+	if (!tf) {
+		printk("usb: save: no trace file to save into\n");
+		return NULL;
+	}
+	if (!stage && !(stage = (uint8_t *)(uintptr_t)pmm_alloc_nowait(STAGE_BYTES / PAGE_SIZE, 1))) {
+		printk("usb: save: no memory for the staging buffer\n");
+		return NULL;
+	}
+	if (tracesave_scan(tf, block_buf, &sc)) {
+		printk("usb: save: reading the saves already in TRACE.BIN failed; nothing written\n");
+		return NULL;
+	}
+	need = tracesave_blocks(tf->block_size, bytes);
+	if (need > sc.free_blocks) {
+		printk("usb: save: TRACE.BIN is full: this save needs %llu blocks, %llu are free "
+		       "after %u saves; nothing written\n", (unsigned long long)need,
+		       (unsigned long long)sc.free_blocks, sc.saves);
+		return NULL;
+	}
+	tracesave_begin(&save, tf, &sc, stage, STAGE_BYTES);
+	return &save;
+}
+
+bool usb_save_end(struct tracesave *s, uint32_t dump_id)
+{
+	int err = tracesave_end(s, dump_id);
+
+	if (err) {
+		printk("usb: save: failed (%s) after %llu bytes; no mark written, the save does "
+		       "not count\n", err == TRACESAVE_EFULL ? "TRACE.BIN is full" :
+		       err == TRACEFILE_EREFUSED ? "a write was refused" :
+		       err == TRACESAVE_EEMPTY ? "nothing to save" : "the device failed",
+		       (unsigned long long)s->bytes);
+		return false;
+	}
+	printk("usb: saved seq=%u dump_id=%u bytes=%llu lba=%llu blocks=%llu free_blocks=%llu\n",
+	       s->seq, dump_id, (unsigned long long)s->bytes, (unsigned long long)s->mark_lba,
+	       (unsigned long long)(s->lba - s->mark_lba), (unsigned long long)s->room);
+	return true;
+}
