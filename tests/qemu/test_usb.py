@@ -1,0 +1,154 @@
+"""The trace saved to the USB stick (docs/usb.md): xHCI, mass storage, TRACE.BIN.
+
+Three boots, the stick a raw image made by scripts/mkusb-image.sh and
+attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
+  - USB 3 (qemu-xhci's default: super speed on port 1), TRACE.BIN of 1 MiB:
+    four dumps, each sent over serial (dump=bin) and saved (dump=usb); three
+    fit, the fourth is refused as full.  TRACE.BIN taken out with mtools and
+    decoded: each save is its serial twin, text for text, and the counts
+    the kernel printed.  fsck.fat -n clean.  The bytes of the saves are
+    unchanged by the refused one.
+  - USB 2 (p3=0: no USB 3 port, the stick at high speed after a port reset)
+    on a second image: one save, the same comparison, fsck clean.
+  - a foreign TRACE.BIN header: the refusal line, and the image's bytes
+    unchanged (sha256).
+"""
+import hashlib
+import re
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+BUILD = ROOT / "build"
+USB_TOOL = BUILD / "tools" / "baretrace-usb"
+
+
+@pytest.fixture(scope="module")
+def tools():
+    subprocess.run(["make", "-s", "iso", "tools", str(USB_TOOL.relative_to(ROOT))], cwd=ROOT,
+                   check=True)
+
+
+def make_stick(path, mb):
+    subprocess.run([ROOT / "scripts/mkusb-image.sh", BUILD / "baretrace.iso",
+                    BUILD / "kernel.elf", USB_TOOL, path, str(mb), "test-usb"], check=True)
+    out = subprocess.run([USB_TOOL, "find", path], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout
+    m = re.search(r"blocks (\d+)\+(\d+), file at (\d+), data at (\d+), (\d+) blocks", out)
+    assert m, out
+    return {k: int(v) for k, v in zip(("start", "blocks", "file", "data", "ndata"), m.groups())}
+
+
+def take_out(img, part, tmp_path):
+    """The BARETRACE partition (fsck.fat -n must find it clean) and TRACE.BIN, by mtools."""
+    p = tmp_path / "part.img"
+    with open(img, "rb") as f:
+        f.seek(part["start"] * 512)
+        p.write_bytes(f.read(part["blocks"] * 512))
+    fsck = subprocess.run(["fsck.fat", "-n", p], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    assert fsck.returncode == 0, fsck.stdout
+    out = tmp_path / "TRACE.BIN"
+    out.unlink(missing_ok=True)
+    subprocess.run(["mcopy", "-n", "-i", p, "::TRACE.BIN", out], check=True,
+                   env={"MTOOLS_SKIP_CHECK": "1", "PATH": "/usr/bin:/bin"})
+    return out
+
+
+def decode(decoder, path, k, tmp_path):
+    text = tmp_path / f"dump{k}.txt"
+    p = subprocess.run([decoder, path, "--dump", str(k), "--text", text],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"dump \d+ of (\d+) .*?(\d+) events", p.stderr)
+    assert m, p.stderr
+    return text.read_text(), int(m.group(1)), int(m.group(2))
+
+
+def compare_saves(r, decoder, serial, trace_bin, saves, tmp_path):
+    """Save k of TRACE.BIN against dump k of the serial capture and the kernel's counts."""
+    usb_lines = r.all(r"^dump: usb id=")
+    bin_lines = r.all(r"^dump: bin id=")
+    assert len(usb_lines) == saves, r.out
+    for k in range(1, saves + 1):
+        got, n_file, ev_file = decode(decoder, trace_bin, k, tmp_path / "f")
+        want, _, ev_serial = decode(decoder, serial, k, tmp_path / "s")
+        assert n_file == saves
+        assert got == want, f"save {k} differs from serial dump {k}"
+        ev_kernel = int(re.search(r"events=(\d+)", usb_lines[k - 1]).group(1))
+        assert ev_file == ev_kernel == ev_serial == \
+            int(re.search(r"events=(\d+)", bin_lines[k - 1]).group(1))
+        assert ev_file > 1000
+
+
+def sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_usb3_saves_until_full(qemu, decoder, tools, tmp_path):
+    (tmp_path / "f").mkdir()
+    (tmp_path / "s").mkdir()
+    img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
+    part = make_stick(img, 1)
+    r = qemu("run=demo,dump,dump,dump dump=bin,usb exit", timeout=240, serial=serial,
+             opts=["--usb-image", str(img)])
+    # The fourth save does not fit: its job fails, the others pass.
+    assert r.rc == 1, r.out
+    assert r.all(r"^run: job=\w+ result=") == [
+        "run: job=demo result=pass", "run: job=dump result=pass", "run: job=dump result=pass",
+        "run: job=dump result=fail"]
+    assert r.has(r"^usb: xhci \S+ port 1: connected usb3 speed=super$"), r.out
+    assert r.has(r"^usb: device=.* speed=super"), r.out
+    f = r.fields(r"^usb: storage=")
+    assert f["block_size"] == "512" and int(f["blocks"]) == img.stat().st_size // 512
+    assert r.has(rf"^usb: trace file: partition 5 \(gpt\) blocks {part['start']}\+"), r.out
+    saved = r.all(r"^usb: saved ")
+    assert [int(re.search(r"seq=(\d+)", l).group(1)) for l in saved] == [1, 2, 3], r.out
+    # Each save starts where the previous one ended: the mark's block, then its blocks.
+    lba = part["data"]
+    for l in saved:
+        f = dict(re.findall(r"(\w+)=(\d+)", l))
+        assert int(f["lba"]) == lba
+        lba += int(f["blocks"])
+    assert r.has(r"^usb: save: TRACE\.BIN is full: this save needs \d+ blocks, \d+ are free "
+                 r"after 3 saves; nothing written$"), r.out
+    trace_bin = take_out(img, part, tmp_path)
+    compare_saves(r, decoder, serial, trace_bin, 3, tmp_path)
+    # The header is the one mkusb-image.sh wrote, and the frames end where the saves say.
+    data = trace_bin.read_bytes()
+    assert data[:8] == b"BTRACEF1"
+    end = (lba - part["file"]) * 512
+    assert not data[end:].strip(b"\0") or data[end:end + 512] == bytes(512)
+
+
+def test_usb2_save(qemu, decoder, tools, tmp_path):
+    (tmp_path / "f").mkdir()
+    (tmp_path / "s").mkdir()
+    img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
+    part = make_stick(img, 8)
+    r = qemu("run=demo dump=bin,usb exit", timeout=180, serial=serial,
+             opts=["--usb-image", str(img), "--usb-xhci", "p3=0"])
+    assert r.rc == 0, r.out
+    assert r.has(r"^usb: xhci \S+ port 1: connected usb2 speed=high$"), r.out
+    assert r.has(r"^usb: device=.* speed=high"), r.out
+    assert r.has(r"^usb: saved seq=1 "), r.out
+    compare_saves(r, decoder, serial, take_out(img, part, tmp_path), 1, tmp_path)
+
+
+def test_foreign_header_is_never_written(qemu, tools, tmp_path):
+    img = tmp_path / "stick.img"
+    part = make_stick(img, 1)
+    with open(img, "r+b") as f:
+        f.seek(part["file"] * 512)
+        f.write(b"NOTOURS!" + bytes(504))
+    before = sha(img)
+    r = qemu("run=dump dump=usb exit", timeout=120, opts=["--usb-image", str(img)])
+    assert r.has(r"^usb: storage="), r.out
+    assert r.has(r"^usb: refused: TRACE\.BIN has no baretrace header \(foreign file\)$"), r.out
+    assert r.has(r"^usb: no stick with a baretrace trace file \(1 storage device\); "
+                 r"nothing will be written$"), r.out
+    assert r.has(r"^usb: save: no trace file to save into$"), r.out
+    assert not r.has(r"^usb: saved"), r.out
+    assert sha(img) == before
