@@ -14,7 +14,7 @@
 #define XHCI_PCI_PROGIF		0x30
 
 /* Capability registers (section 5.3), from BAR0. */
-#define XCAP_CAPLENGTH		0x00	/* bits 7:0 operational registers' offset; 31:16 HCIVERSION */
+#define XCAP_CAPLENGTH		0x00	/* 7:0 operational regs offset; 31:16 HCIVERSION */
 #define XCAP_HCSPARAMS1		0x04
 #define   HCS1_MAX_SLOTS(v)	((v) & 0xFF)
 #define   HCS1_MAX_PORTS(v)	((v) >> 24)
