@@ -288,7 +288,8 @@ static bool describe(struct usb_device *d, uint32_t mps0)
 		cc = xhci_command(hc, (uint64_t)(uintptr_t)x->in_ctx, TRB_TYPE(TRB_EVALUATE_CTX) |
 				  TRB_SLOT(x->slot), "evaluate context", NULL);
 		if (cc != CC_SUCCESS) {
-			printk("usb: %s: evaluate context failed (completion code %u)\n", d->name, cc);
+			printk("usb: %s: evaluate context failed (completion code %u)\n", d->name,
+			       cc);
 			return false;
 		}
 	}
