@@ -74,12 +74,14 @@ struct tracesave *usb_save_begin(uint64_t bytes)
 		printk("usb: save: no trace file to save into\n");
 		return NULL;
 	}
-	if (!stage && !(stage = (uint8_t *)(uintptr_t)pmm_alloc_nowait(STAGE_BYTES / PAGE_SIZE, 1))) {
+	if (!stage)
+		stage = (uint8_t *)(uintptr_t)pmm_alloc_nowait(STAGE_BYTES / PAGE_SIZE, 1);
+	if (!stage) {
 		printk("usb: save: no memory for the staging buffer\n");
 		return NULL;
 	}
 	if (tracesave_scan(tf, block_buf, &sc)) {
-		printk("usb: save: reading the saves already in TRACE.BIN failed; nothing written\n");
+		printk("usb: save: reading the saves in TRACE.BIN failed; nothing written\n");
 		return NULL;
 	}
 	need = tracesave_blocks(tf->block_size, bytes);

@@ -230,8 +230,8 @@ static void take_from_firmware(struct xhci *hc, uint32_t xecp)
 		if (XECP_ID(v) == XECP_LEGACY) {
 			mmio_write32(p, v | LEGSUP_OS_OWNED);
 			if (!wait_reg(p, 0, LEGSUP_BIOS_OWNED, 0, XHCI_HANDOFF_MS))
-				printk("usb: %s: the firmware did not release the controller in %u ms; "
-				       "taking it anyway\n", hc->name, XHCI_HANDOFF_MS);
+				printk("usb: %s: the firmware did not release the controller "
+				       "in %u ms; taking it anyway\n", hc->name, XHCI_HANDOFF_MS);
 			v = mmio_read32(p + 4);
 			mmio_write32(p + 4, (v & ~LEGCTL_SMI_ENABLES) | LEGCTL_SMI_EVENTS);
 		} else if (XECP_ID(v) == XECP_PROTOCOL) {
@@ -359,7 +359,7 @@ static bool xhci_probe(const struct pci_dev *d, void *arg)
 	hc->max_ports = HCS1_MAX_PORTS(hcs1);
 	hc->ctx_size = hcc1 & HCC1_CSZ ? 64 : 32;
 	hc->ac64 = hcc1 & HCC1_AC64;
-	version = rd32(hc->cap, XCAP_CAPLENGTH) >> 16;	/* dword reads: not every xHC takes narrower */
+	version = rd32(hc->cap, XCAP_CAPLENGTH) >> 16;	/* dword reads: some take no narrower */
 	printk("usb: found=%s id=%04x:%04x version=%x.%02x ports=%u slots=%u context=%u\n",
 	       hc->name, d->vendor, d->device, version >> 8, version & 0xFF, hc->max_ports,
 	       hc->max_slots, hc->ctx_size);

@@ -75,8 +75,8 @@ static bool port_enable(struct xhci *hc, uint32_t n)
 
 	if (usb3) {
 		if (!wait_port(hc, n, PORTSC_PED, PORTSC_PED, PORT_LINK_MS)) {
-			printk("usb: %s port %u: usb3 device connected but its link did not come up "
-			       "in %u ms (state %u); not used\n", hc->name, n, PORT_LINK_MS,
+			printk("usb: %s port %u: usb3 device connected but its link did not "
+			       "come up in %u ms (state %u); not used\n", hc->name, n, PORT_LINK_MS,
 			       PORTSC_PLS(portsc(hc, n)));
 			return false;
 		}
@@ -84,8 +84,8 @@ static bool port_enable(struct xhci *hc, uint32_t n)
 		portsc_set(hc, n, PORTSC_PR);
 		if (!wait_port(hc, n, PORTSC_PRC, PORTSC_PRC, PORT_RESET_MS) ||
 		    !(portsc(hc, n) & PORTSC_PED)) {
-			printk("usb: %s port %u: usb2 device connected but not enabled by a port reset "
-			       "in %u ms; not used\n", hc->name, n, PORT_RESET_MS);
+			printk("usb: %s port %u: usb2 device connected but not enabled by a "
+			       "port reset in %u ms; not used\n", hc->name, n, PORT_RESET_MS);
 			return false;
 		}
 		usb_delay_ms(10);
@@ -255,7 +255,8 @@ int usb_bulk_setup(struct usb_device *d, uint8_t ep_in, uint16_t mps_in, uint8_t
 	bulk_ctx(hc, x, din, &x->bulk_in, EP_TYPE_BULK_IN, mps_in, burst_in);
 	bulk_ctx(hc, x, dout, &x->bulk_out, EP_TYPE_BULK_OUT, mps_out, burst_out);
 	cc = xhci_command(hc, (uint64_t)(uintptr_t)x->in_ctx,
-			  TRB_TYPE(TRB_CONFIGURE_EP) | TRB_SLOT(x->slot), "configure endpoint", NULL);
+			  TRB_TYPE(TRB_CONFIGURE_EP) | TRB_SLOT(x->slot), "configure endpoint",
+			  NULL);
 	if (cc != CC_SUCCESS) {
 		printk("usb: %s: configure endpoint failed (completion code %u)\n", d->name, cc);
 		return USB_EIO;
