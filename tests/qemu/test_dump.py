@@ -124,8 +124,8 @@ def test_shell_dump_commands(shell):
     ev = [EVENT.match(l.encode()) for l in out.splitlines()]
     assert [int(m.group(3)) for m in ev if m] == [1, 1, 1] or \
         len([m for m in ev if m]) <= 3, out
-    assert s.cmd("dump") == "error: usage: dump text|bin [cpu=N] [last=N]\n"
-    assert s.cmd("dump pdf") == "error: usage: dump text|bin [cpu=N] [last=N]\n"
+    assert s.cmd("dump") == "error: usage: dump text|bin|usb [cpu=N] [last=N]\n"
+    assert s.cmd("dump pdf") == "error: usage: dump text|bin|usb [cpu=N] [last=N]\n"
     assert s.cmd("dump text cpu=9").startswith("error: dump: 'cpu=9' is not accepted")
     assert s.cmd("dump bin last=4") == "error: dump bin carries whole pages: last= is for dump text\n"
     s.send(b"poweroff\r")
