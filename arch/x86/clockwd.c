@@ -1,5 +1,6 @@
 /*
- * Clock watchdog, like Linux's clocksource watchdog: while tracing, every
+ * Clock watchdog, like Linux's clocksource watchdog: while its client (the
+ * tracer, clock_watchdog_register()) says the clocks are in use, every
  * clock.watchdog_ms (default 1000; 0 = off) the boot CPU reads the TSC
  * against a reference counter (the HPET or the PM timer) and measures each
  * AP's TSC skew again.  A drift of the TSC's rate beyond its bound, or a
@@ -7,7 +8,9 @@
  * the clocks it touches are marked untrusted (percpu.tsc_trusted, which
  * dumps carry: clock=untrusted, the U flag, CLOCK frames without
  * DUMP_CLOCK_TRUSTED): every CPU's for a drift, since they share a rate;
- * the one CPU's for a skew change.
+ * the one CPU's for a skew change.  The flag is the watchdog's finding;
+ * what the tracer does about it (today: records on, its dumps mark the
+ * CPU's events) is the tracer's, told through the client's untrusted().
  *
  * Where it runs.  It starts at the end of bring-up (clock_watchdog_init():
  * its line, and inject.tsc_step=).  Checks run from a poll,
@@ -24,11 +27,13 @@
  *    interrupts off) is not interrupted; the first poll after it checks
  *    the interval that covered it, which is fine for the drift (a longer
  *    interval measures better) as long as the reference cannot have
- *    wrapped: an interval longer than half the reference's wrap (PM timer,
- *    24 bits: 2.34 s; a 32-bit HPET: 21.5 s; a 64-bit HPET: never) is
- *    discarded, counted as skipped, and the next interval starts there;
- *  - while recording is off there is nothing to protect: no check, and the
- *    next interval starts at the first poll with recording on;
+ *    wrapped: an interval that lasted longer than half the reference's
+ *    wrap (the PM timer's 24 bits: 2.34 s, twice the longest interval
+ *    it is set to, 1171 ms; a 32-bit HPET: 21.5 s; a 64-bit HPET: never)
+ *    is discarded, counted as skipped, and the next interval starts there;
+ *  - while the client says the clocks are not in use (the tracer: while
+ *    recording is off) there is nothing to protect: no check, and the
+ *    next interval starts at the first poll with them in use;
  *  - after the jobs end the boot CPU halts with interrupts off: no check.
  *
  * The drift.  Each interval between two bracketed reads of the reference
@@ -77,7 +82,6 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
-#include "kernel/tracing.h"
 #include "trace/clockwd.h"
 
 #define INTERVAL_MIN_MS		10	/* a PM timer tick is 28 ppm of 10 ms */
@@ -121,6 +125,8 @@ static struct {
 	int64_t boot_change;		/* what it did to every AP's skew, cycles */
 	uint64_t boot_bound;		/* that figure's bound */
 } wd;
+
+static const struct clock_watchdog_client *client;	/* the tracer, once registered */
 
 static struct cwd_cpu {
 	uint64_t checks;		/* re-measures that completed */
@@ -247,9 +253,17 @@ void clock_watchdog_init(void)
 	       clockwd_fmt_ppm(err, sizeof(err), (int64_t)wd.ref.base_err_ppb), SKEW_WAIT_MS);
 }
 
-static void mark_untrusted(struct percpu *pc)
+void clock_watchdog_register(const struct clock_watchdog_client *c)
 {
-	__atomic_store_n(&pc->tsc_trusted, false, __ATOMIC_RELAXED);
+	client = c;
+}
+
+/* The flag first (dumps read it), then the client, whose call the rest is. */
+static void mark_untrusted(unsigned cpu)
+{
+	__atomic_store_n(&cpus[cpu]->tsc_trusted, false, __ATOMIC_RELAXED);
+	if (client && client->untrusted)
+		client->untrusted(cpu);
 }
 
 /*
@@ -341,7 +355,7 @@ static void report_drift(const struct clockwd_drift *d)
 	wd.reported = true;
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			mark_untrusted(cpus[c]);
+			mark_untrusted(c);
 	printk("clock: watchdog: tsc drift %s ppm against %s over %llu ms exceeds bound %s ppm: "
 	       "clocks marked untrusted\n", clockwd_fmt_ppm(a, sizeof(a), d->drift_ppb), wd.ref_name,
 	       (unsigned long long)((d->interval_ns + 500000) / 1000000),
@@ -394,7 +408,7 @@ static void report_ap(unsigned c, const struct clockwd_skew_check *k)
 	if (cwd_cpu[c].reported)
 		return;
 	cwd_cpu[c].reported = true;
-	mark_untrusted(pc);
+	mark_untrusted(c);
 	printk("clock: watchdog: cpu=%u tsc skew changed by %lld cycles (from %lld to %lld) "
 	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)k->change,
 	       (long long)pc->tsc_skew, (long long)cwd_cpu[c].skew, (unsigned long long)k->bound);
@@ -423,7 +437,7 @@ static void report_boot(const struct clockwd_skew_check *k, unsigned n)
 	wd.boot_moved = true;
 	wd.boot_change = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
 	wd.boot_bound = bound + ((uint64_t)hi - (uint64_t)lo + 1) / 2;
-	mark_untrusted(cpus[0]);
+	mark_untrusted(0);
 	printk("clock: watchdog: cpu=0 tsc moved: every AP's skew changed alike, by %lld..%lld "
 	       "cycles (bounds up to %llu cycles): clock marked untrusted\n", (long long)lo,
 	       (long long)hi, (unsigned long long)bound);
@@ -441,8 +455,8 @@ void clock_watchdog_poll(bool quiet)
 	tsc_inject_step_poll();	/* inject.tsc_step_ms=: say when it happened */
 	if (wd.state != CWD_ON && wd.state != CWD_BLIND)
 		return;
-	if (!tracing_on()) {
-		wd.have_base = false;	/* nothing recorded: start afresh when it is */
+	if (!client || !client->in_use()) {
+		wd.have_base = false;	/* nothing stamped: start afresh when it is */
 		return;
 	}
 	if (wd.have_base && rdtsc() - wd.base.tsc_before < wd.interval_cycles)
