@@ -16,6 +16,13 @@ tests cannot tell a bound a little too tight from a right one):
 - the drift's sign flipped: test_drift_above_bound (-49.811 ppm printed,
   +50.0 predicted);
 - the step applied to every AP: test_step_on_one_ap (two reports);
+- the reference's state not asked (the code before inject.hpet_fault=):
+  test_hpet_fault_* (no line, checks=0 skipped=3, trusted=yes);
+- no switch to the other reference: test_hpet_fault_switches_to_the_pm_timer
+  (ref=none, the drift unreported);
+- rate_watched=yes with no reference left: test_hpet_fault_with_no_reference_left;
+- the tracer not registering as the watchdog's client: test_normal_reads_zero
+  (checks=0);
 """
 import re
 import subprocess
