@@ -36,6 +36,23 @@
  * bounds may or may not be.  The figure itself is truncated toward zero,
  * never overstated.
  *
+ * A reference that does not count.  A watchdog whose reference stopped
+ * or runs backwards has no interval to evaluate; it must say so rather
+ * than skip every interval in silence.  Between the two reads of an
+ * interval the TSC advanced by at least t = b.tsc_before - a.tsc_after
+ * cycles.  Assumed, as for the wrap (clockwd_max_cycles()): the TSC runs
+ * at most twice the rate base_hz the reference gave at calibration.  Then
+ * those t cycles last at least t / (2 base_hz) seconds, which is
+ *	n = floor(t * 10^15 / (2 base_hz period_fs))
+ * ticks of the reference or more; and two floors of a continuous count
+ * at least n apart differ by at least n.  So with n >= 2 a counting
+ * reference reads a delta of at least 2: one of 0 or 1 is a stopped
+ * counter.  Backwards: over an interval shorter than half the wrap, the
+ * true delta is below half the wrap, so a modular delta of half the wrap
+ * or more is a negative one, (mask + 1) - delta ticks back, however short
+ * the interval.  A stop with n < 2 is not said: one tick in that time can
+ * be a counting reference's.
+ *
  * Skew change.  A skew measured as s0 within u0 lies in [s0 - u0, s0 + u0];
  * one measured as s1 within u1 in [s1 - u1, s1 + u1].  If they were one
  * skew, |s1 - s0| <= u0 + u1; more than that, and it changed.
@@ -98,6 +115,21 @@ bool clockwd_eval(const struct calib_window *w, const struct clockwd_ref *ref,
 	out->exceeded = (uint64_t)(out->drift_ppb < 0 ? -out->drift_ppb : out->drift_ppb) >
 			out->bound_ppb;
 	return true;
+}
+
+int clockwd_ref_state(const struct clockwd_sample *a, const struct clockwd_sample *b,
+		      const struct clockwd_ref *ref, int64_t *ticks, uint64_t *expected)
+{
+	uint64_t m = (b->ref - a->ref) & ref->mask, half = ref->mask / 2 + 1;
+	uint64_t t = b->tsc_before > a->tsc_after ? b->tsc_before - a->tsc_after : 0;
+	unsigned __int128 den = (unsigned __int128)2 * ref->base_hz * ref->period_fs;
+
+	*expected = den ? sat_u64((unsigned __int128)t * FS_PER_S / den) : 0;
+	/* Signed in the counter's width: mask + 1 - m back (a 64-bit mask: two's complement). */
+	*ticks = m >= half ? -(int64_t)(ref->mask - m) - 1 : (int64_t)m;
+	if (m >= half)
+		return CLOCKWD_REF_BACKWARDS;
+	return m <= 1 && *expected >= 2 ? CLOCKWD_REF_STOPPED : CLOCKWD_REF_COUNTS;
 }
 
 uint64_t clockwd_max_cycles(const struct clockwd_ref *ref, uint64_t tsc_hz)

@@ -1,5 +1,6 @@
 /*
- * Clock watchdog, like Linux's clocksource watchdog: while tracing, every
+ * Clock watchdog, like Linux's clocksource watchdog: while its client (the
+ * tracer, clock_watchdog_register()) says the clocks are in use, every
  * clock.watchdog_ms (default 1000; 0 = off) the boot CPU reads the TSC
  * against a reference counter (the HPET or the PM timer) and measures each
  * AP's TSC skew again.  A drift of the TSC's rate beyond its bound, or a
@@ -7,7 +8,9 @@
  * the clocks it touches are marked untrusted (percpu.tsc_trusted, which
  * dumps carry: clock=untrusted, the U flag, CLOCK frames without
  * DUMP_CLOCK_TRUSTED): every CPU's for a drift, since they share a rate;
- * the one CPU's for a skew change.
+ * the one CPU's for a skew change.  The flag is the watchdog's finding;
+ * what the tracer does about it (today: records on, its dumps mark the
+ * CPU's events) is the tracer's, told through the client's untrusted().
  *
  * Where it runs.  It starts at the end of bring-up (clock_watchdog_init():
  * its line, and inject.tsc_step=).  Checks run from a poll,
@@ -24,11 +27,13 @@
  *    interrupts off) is not interrupted; the first poll after it checks
  *    the interval that covered it, which is fine for the drift (a longer
  *    interval measures better) as long as the reference cannot have
- *    wrapped: an interval longer than half the reference's wrap (PM timer,
- *    24 bits: 2.34 s; a 32-bit HPET: 21.5 s; a 64-bit HPET: never) is
- *    discarded, counted as skipped, and the next interval starts there;
- *  - while recording is off there is nothing to protect: no check, and the
- *    next interval starts at the first poll with recording on;
+ *    wrapped: an interval that lasted longer than half the reference's
+ *    wrap (the PM timer's 24 bits: 2.34 s, twice the longest interval
+ *    it is set to, 1171 ms; a 32-bit HPET: 21.5 s; a 64-bit HPET: never)
+ *    is discarded, counted as skipped, and the next interval starts there;
+ *  - while the client says the clocks are not in use (the tracer: while
+ *    recording is off) there is nothing to protect: no check, and the
+ *    next interval starts at the first poll with them in use;
  *  - after the jobs end the boot CPU halts with interrupts off: no check.
  *
  * The drift.  Each interval between two bracketed reads of the reference
@@ -43,6 +48,15 @@
  * no PM timer) the watchdog says so and stays off.  Each read is taken up
  * to SAMPLE_TRIES times and the tightest bracket kept, so that an SMI or
  * an emulator stall widens nothing.
+ *
+ * A reference that fails.  Before its drift, each interval is asked
+ * whether the reference counted at all while the TSC advanced
+ * (clockwd_ref_state(): stopped, or gone backwards).  One that did not is
+ * said at once (ref_failed()) and the other reference used if it
+ * calibrated the TSC; with none left the state is CWD_BLIND: the rate is
+ * no longer compared, the skews still are, and the summary says
+ * ref=none rate_watched=no.  inject.hpet_fault= (hpet.c) makes the HPET
+ * fail from this watchdog's start.
  *
  * The skew.  Each AP's skew is measured again with the bring-up ping-pong,
  * answered from an interrupt handler on the AP (smp_tsc_remeasure()), the
@@ -68,7 +82,6 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
-#include "kernel/tracing.h"
 #include "trace/clockwd.h"
 
 #define INTERVAL_MIN_MS		10	/* a PM timer tick is 28 ppm of 10 ms */
@@ -86,7 +99,11 @@ CMDLINE_OPTION(clock_watchdog_ref, .name = "clock.watchdog_ref", .type = OPT_ENU
 	       .var = &opt_ref, .choices = ref_choices,
 	       .help = "the clock watchdog's reference: auto, hpet, pmtimer");
 
-enum cwd_state { CWD_NEW, CWD_ON, CWD_OFF };
+/*
+ * CWD_BLIND: the reference failed and no other calibrated the TSC: the
+ * skews are still re-measured, the rate is not.
+ */
+enum cwd_state { CWD_NEW, CWD_ON, CWD_OFF, CWD_BLIND };
 
 static struct {
 	enum cwd_state state;		/* set by clock_watchdog_init() */
@@ -108,6 +125,8 @@ static struct {
 	int64_t boot_change;		/* what it did to every AP's skew, cycles */
 	uint64_t boot_bound;		/* that figure's bound */
 } wd;
+
+static const struct clock_watchdog_client *client;	/* the tracer, once registered */
 
 static struct cwd_cpu {
 	uint64_t checks;		/* re-measures that completed */
@@ -168,26 +187,16 @@ static int choose_ref(const char **why)
 	return pmt ? TSC_REF_PMTIMER : -1;
 }
 
-void clock_watchdog_init(void)
+/*
+ * Watch with reference id from now on: its figures, and the interval
+ * capped to a quarter of its wrap (said if capped).  The next poll starts
+ * an interval.
+ */
+static void use_ref(int id)
 {
-	const char *why = NULL;
-	char err[32];
-
-	wd.state = CWD_OFF;
-	tsc_inject_step();	/* inject.tsc_step=: after bring-up, before any re-measure */
-	if (!opt_ms)
-		return;		/* off, as asked: nothing to say */
-	if (!tsc.hz) {
-		printk("clock: watchdog: off: the TSC is not calibrated\n");
-		return;
-	}
-	wd.ref_id = choose_ref(&why);
-	if (wd.ref_id < 0) {
-		printk("clock: watchdog: off: %s\n", why);
-		return;
-	}
-	tsc_ref_result(wd.ref_id, &wd.ref.base_hz, &wd.ref.base_err_ppb);
-	if (wd.ref_id == TSC_REF_HPET) {
+	wd.ref_id = id;
+	tsc_ref_result(id, &wd.ref.base_hz, &wd.ref.base_err_ppb);
+	if (id == TSC_REF_HPET) {
 		wd.ref_name = "hpet";
 		wd.ref.mask = hpet_is_64bit() ? UINT64_MAX : 0xFFFFFFFFull;
 		wd.ref.period_fs = hpet_period_fs();
@@ -196,13 +205,7 @@ void clock_watchdog_init(void)
 		wd.ref.mask = pmtimer_mask();
 		wd.ref.period_fs = PMTIMER_PERIOD_FS;
 	}
-	wd.interval_ms = opt_ms;
-	if (wd.interval_ms < INTERVAL_MIN_MS) {
-		printk("clock: watchdog: clock.watchdog_ms=%llu is below %u ms, where one reference "
-		       "tick is too much of the interval; using %u\n", (unsigned long long)opt_ms,
-		       INTERVAL_MIN_MS, INTERVAL_MIN_MS);
-		wd.interval_ms = INTERVAL_MIN_MS;
-	}
+	wd.have_base = false;
 	wd.max_cycles = clockwd_max_cycles(&wd.ref, tsc.hz);
 	wd.interval_cycles = tsc.hz / 1000 * wd.interval_ms;
 	if (wd.interval_cycles > wd.max_cycles / 2) {
@@ -213,6 +216,36 @@ void clock_watchdog_init(void)
 		wd.interval_ms = ms;
 		wd.interval_cycles = tsc.hz / 1000 * ms;
 	}
+}
+
+void clock_watchdog_init(void)
+{
+	const char *why = NULL;
+	char err[32];
+	int id;
+
+	wd.state = CWD_OFF;
+	tsc_inject_step();	/* inject.tsc_step=: after bring-up, before any re-measure */
+	hpet_inject_fault();	/* inject.hpet_fault=: the reference goes wrong from here */
+	if (!opt_ms)
+		return;		/* off, as asked: nothing to say */
+	if (!tsc.hz) {
+		printk("clock: watchdog: off: the TSC is not calibrated\n");
+		return;
+	}
+	id = choose_ref(&why);
+	if (id < 0) {
+		printk("clock: watchdog: off: %s\n", why);
+		return;
+	}
+	wd.interval_ms = opt_ms;
+	if (wd.interval_ms < INTERVAL_MIN_MS) {
+		printk("clock: watchdog: clock.watchdog_ms=%llu is below %u ms, where one reference "
+		       "tick is too much of the interval; using %u\n", (unsigned long long)opt_ms,
+		       INTERVAL_MIN_MS, INTERVAL_MIN_MS);
+		wd.interval_ms = INTERVAL_MIN_MS;
+	}
+	use_ref(id);
 	wd.state = CWD_ON;
 	printk("clock: watchdog: on: ref=%s interval_ms=%llu base_freq_hz=%llu base_err_ppm=%s "
 	       "skew_wait_ms=%u\n", wd.ref_name, (unsigned long long)wd.interval_ms,
@@ -220,24 +253,83 @@ void clock_watchdog_init(void)
 	       clockwd_fmt_ppm(err, sizeof(err), (int64_t)wd.ref.base_err_ppb), SKEW_WAIT_MS);
 }
 
-static void mark_untrusted(struct percpu *pc)
+void clock_watchdog_register(const struct clock_watchdog_client *c)
 {
-	__atomic_store_n(&pc->tsc_trusted, false, __ATOMIC_RELAXED);
+	client = c;
+}
+
+/* The flag first (dumps read it), then the client, whose call the rest is. */
+static void mark_untrusted(unsigned cpu)
+{
+	__atomic_store_n(&cpus[cpu]->tsc_trusted, false, __ATOMIC_RELAXED);
+	if (client && client->untrusted)
+		client->untrusted(cpu);
+}
+
+/*
+ * The reference failed over the interval from wd.base to s (state, its
+ * delta and the fewest ticks it owed): said at once, and the other
+ * reference used if it calibrated the TSC; otherwise the rate is no
+ * longer watched (CWD_BLIND: the skews still are).
+ */
+static void ref_failed(int state, const struct clockwd_sample *s, int64_t ticks, uint64_t expected)
+{
+	int other = wd.ref_id == TSC_REF_HPET ? TSC_REF_PMTIMER : TSC_REF_HPET;
+	bool usable = (other == TSC_REF_HPET ? hpet_ready() : pmtimer_ready()) &&
+		      tsc_ref_result(other, &(uint64_t){ 0 }, &(uint64_t){ 0 });
+	uint64_t per_ms = tsc.hz / 1000;
+
+	printk("clock: watchdog: %s %s: %lld ticks in %llu ms by the TSC, at least %llu "
+	       "expected; %s%s\n", wd.ref_name, state == CLOCKWD_REF_STOPPED ? "stopped" :
+	       "went backwards", (long long)ticks,
+	       (unsigned long long)((s->tsc_before - wd.base.tsc_after + per_ms / 2) / per_ms),
+	       (unsigned long long)expected, usable ? "switching to " : "no other reference "
+	       "calibrated the TSC: its rate is not watched from here on",
+	       usable ? (other == TSC_REF_HPET ? "hpet" : "pmtimer") : "");
+	wd.base = *s;	/* the skews' interval goes on */
+	if (!usable) {
+		wd.state = CWD_BLIND;
+		wd.ref_name = "none";
+		return;
+	}
+	use_ref(other);
+	wd.base = sample();	/* the new reference's first read: its interval starts */
+	wd.have_base = true;
 }
 
 /* The interval since the last read: true if its drift exceeded its bound (*d its figures). */
 static bool check_drift(struct clockwd_drift *d)
 {
-	struct clockwd_sample s = sample();
+	struct clockwd_sample s = { 0 };
 	struct calib_window w;
+	uint64_t expected;
+	int64_t ticks;
+	int state;
 
+	if (wd.state == CWD_BLIND) {	/* no reference: an interval for the skews alone */
+		s.tsc_before = s.tsc_after = rdtsc();
+		wd.base = s;
+		wd.have_base = true;
+		return false;
+	}
+	s = sample();
 	if (!wd.have_base) {
 		wd.base = s;
 		wd.have_base = true;
 		return false;
 	}
-	if (s.tsc_after - wd.base.tsc_before > wd.max_cycles ||
-	    !clockwd_window(&wd.base, &s, &wd.ref, &w) || !clockwd_eval(&w, &wd.ref, d)) {
+	if (s.tsc_after - wd.base.tsc_before > wd.max_cycles) {
+		wd.skipped++;
+		wd.base = s;
+		return false;
+	}
+	state = clockwd_ref_state(&wd.base, &s, &wd.ref, &ticks, &expected);
+	if (state != CLOCKWD_REF_COUNTS) {
+		wd.skipped++;
+		ref_failed(state, &s, ticks, expected);
+		return false;
+	}
+	if (!clockwd_window(&wd.base, &s, &wd.ref, &w) || !clockwd_eval(&w, &wd.ref, d)) {
 		wd.skipped++;
 		wd.base = s;
 		return false;
@@ -263,7 +355,7 @@ static void report_drift(const struct clockwd_drift *d)
 	wd.reported = true;
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			mark_untrusted(cpus[c]);
+			mark_untrusted(c);
 	printk("clock: watchdog: tsc drift %s ppm against %s over %llu ms exceeds bound %s ppm: "
 	       "clocks marked untrusted\n", clockwd_fmt_ppm(a, sizeof(a), d->drift_ppb), wd.ref_name,
 	       (unsigned long long)((d->interval_ns + 500000) / 1000000),
@@ -316,7 +408,7 @@ static void report_ap(unsigned c, const struct clockwd_skew_check *k)
 	if (cwd_cpu[c].reported)
 		return;
 	cwd_cpu[c].reported = true;
-	mark_untrusted(pc);
+	mark_untrusted(c);
 	printk("clock: watchdog: cpu=%u tsc skew changed by %lld cycles (from %lld to %lld) "
 	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)k->change,
 	       (long long)pc->tsc_skew, (long long)cwd_cpu[c].skew, (unsigned long long)k->bound);
@@ -345,7 +437,7 @@ static void report_boot(const struct clockwd_skew_check *k, unsigned n)
 	wd.boot_moved = true;
 	wd.boot_change = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
 	wd.boot_bound = bound + ((uint64_t)hi - (uint64_t)lo + 1) / 2;
-	mark_untrusted(cpus[0]);
+	mark_untrusted(0);
 	printk("clock: watchdog: cpu=0 tsc moved: every AP's skew changed alike, by %lld..%lld "
 	       "cycles (bounds up to %llu cycles): clock marked untrusted\n", (long long)lo,
 	       (long long)hi, (unsigned long long)bound);
@@ -361,10 +453,10 @@ void clock_watchdog_poll(bool quiet)
 	if (this_cpu()->cpu != 0 || busy)
 		return;
 	tsc_inject_step_poll();	/* inject.tsc_step_ms=: say when it happened */
-	if (wd.state != CWD_ON)
+	if (wd.state != CWD_ON && wd.state != CWD_BLIND)
 		return;
-	if (!tracing_on()) {
-		wd.have_base = false;	/* nothing recorded: start afresh when it is */
+	if (!client || !client->in_use()) {
+		wd.have_base = false;	/* nothing stamped: start afresh when it is */
 		return;
 	}
 	if (wd.have_base && rdtsc() - wd.base.tsc_before < wd.interval_cycles)
@@ -400,18 +492,18 @@ void clock_watchdog_print(void)
 {
 	char a[32], b[32], c[32];
 
-	if (wd.state != CWD_ON) {
+	if (wd.state != CWD_ON && wd.state != CWD_BLIND) {
 		cprintf("clock: watchdog: %s\n", opt_ms ? (wd.state == CWD_NEW ? "not started "
 			"(no CPUs brought up)" : "off (see its boot line)") : "off (clock.watchdog_ms=0)");
 		return;
 	}
 	cprintf("clock: watchdog: ref=%s interval_ms=%llu checks=%llu skipped=%llu drift_ppm=%s "
-		"max_drift_ppm=%s bound_ppm=%s exceeded=%llu\n", wd.ref_name,
+		"max_drift_ppm=%s bound_ppm=%s exceeded=%llu rate_watched=%s\n", wd.ref_name,
 		(unsigned long long)wd.interval_ms, (unsigned long long)wd.checks,
 		(unsigned long long)wd.skipped, clockwd_fmt_ppm(a, sizeof(a), wd.last.drift_ppb),
 		clockwd_fmt_ppm(b, sizeof(b), wd.worst.drift_ppb),
 		clockwd_fmt_ppm(c, sizeof(c), (int64_t)wd.worst.bound_ppb),
-		(unsigned long long)wd.exceeded);
+		(unsigned long long)wd.exceeded, wd.state == CWD_ON ? "yes" : "no");
 	for (unsigned i = 1; i < cpu_count; i++) {
 		const struct cwd_cpu *k = &cwd_cpu[i];
 		if (!cpus[i] || !cpus[i]->online)

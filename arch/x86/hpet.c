@@ -11,7 +11,10 @@
  *
  * inject.hpet_period_fs= (a test facility) makes the kernel take the
  * capabilities register to report that period, as a misreporting HPET
- * would.
+ * would.  inject.hpet_fault=stop|backwards (another) makes the counter,
+ * as hpet_read() returns it, freeze at its value when the clock watchdog
+ * starts (hpet_inject_fault()), or count down from it at its own rate:
+ * the reference the watchdog reads goes wrong after calibration.
  *
  * A window reads the counter bracketed by rdtsc at both ends; each end is
  * then known to within its bracket (midpoints used), and the count to one
@@ -35,6 +38,8 @@
 #define WAIT_LIMIT		400000000ull	/* reads before giving up */
 
 static uint64_t base;		/* MMIO base, 0 = not usable */
+static int fault;		/* inject.hpet_fault=, once armed; 0 = none */
+static uint64_t fault_at;	/* the counter when the fault began */
 static uint64_t period_fs;	/* counter tick, femtoseconds */
 static bool is64;		/* 64-bit main counter */
 
@@ -43,6 +48,14 @@ CMDLINE_OPTION(inject_hpet_period, .name = "inject.hpet_period_fs", .type = OPT_
 	       .var = &inject_period_fs, .min = 1, .max = 0xFFFFFFFFull,
 	       .help = "test facility: take the HPET to report this counter period (fs), "
 		       "as a misreporting one would");
+
+enum { FAULT_NONE, FAULT_STOP, FAULT_BACKWARDS };
+static const char *const fault_choices[] = { "none", "stop", "backwards", NULL };
+static int inject_fault;	/* index in fault_choices */
+CMDLINE_OPTION(inject_hpet_fault, .name = "inject.hpet_fault", .type = OPT_ENUM,
+	       .var = &inject_fault, .choices = fault_choices,
+	       .help = "test facility: from the clock watchdog's start the HPET's counter reads "
+		       "one frozen value (stop) or counts down (backwards)");
 
 const char *hpet_init(uint64_t mmio)
 {
@@ -85,7 +98,29 @@ bool hpet_is_64bit(void) { return is64; }
 
 uint64_t hpet_read(void)
 {
-	return is64 ? mmio_read64(base + HPET_COUNTER) : mmio_read32(base + HPET_COUNTER);
+	uint64_t v = is64 ? mmio_read64(base + HPET_COUNTER) : mmio_read32(base + HPET_COUNTER);
+
+	if (fault == FAULT_STOP)
+		return fault_at;
+	if (fault == FAULT_BACKWARDS)	/* as far below fault_at as the counter is above it */
+		return is64 ? 2 * fault_at - v : (uint32_t)(2 * fault_at - v);
+	return v;
+}
+
+void hpet_inject_fault(void)
+{
+	if (!inject_fault || fault)
+		return;
+	if (!base) {
+		printk("hpet: inject.hpet_fault=%s: no HPET in use; nothing injected\n",
+		       fault_choices[inject_fault]);
+		return;
+	}
+	fault_at = hpet_read();
+	fault = inject_fault;	/* hpet_read() runs on the boot CPU only: no ordering needed */
+	printk("hpet: inject.hpet_fault=%s: the counter %s %llu from now on\n",
+	       fault_choices[fault], fault == FAULT_STOP ? "reads" : "counts down from",
+	       (unsigned long long)fault_at);
 }
 
 static uint64_t delta(uint64_t a, uint64_t b)

@@ -7,9 +7,11 @@
  *    every 1200 s; an interval that spans a real wrap then reads 2^24
  *    ticks short (the watchdog saw a 6 s interval as a 3.6e6 ppm drift);
  *  - a true 32-bit timer's low 24 bits are a correct 24-bit timer, so
- *    masking loses only length: windows and watchdog intervals are kept
- *    below half and a quarter of the 4.687 s wrap, far above the 50 ms
- *    windows calibration uses.
+ *    masking loses only length: a calibration window must stay below half
+ *    the 4.687 s wrap (2.34 s; tsc.refine_ms= allows 2000 ms, the usual
+ *    windows are 50 ms), and the watchdog's interval is capped at a
+ *    quarter of it (1171 ms), so that one polled up to twice late still
+ *    ends below half.
  * Windows use modular deltas.  Same bracketing and bound as the HPET
  * (hpet.c).
  *
@@ -43,8 +45,9 @@ CMDLINE_OPTION(inject_pm_timer_bits, .name = "inject.pm_timer_bits", .type = OPT
  * kernel reads V = floor(E * (10^6 + P) / 10^6) mod 2^24, E the real count
  * extended to 64 bits at each read (pmtimer_read() runs on the boot CPU
  * only, at least once a wrap while anything measures with it: calibration
- * windows and watchdog intervals are shorter than half of one).  Deltas
- * of V are then P ppm more ticks than elapsed, within one tick.
+ * windows and the watchdog's evaluated intervals are shorter than half of
+ * one).  Deltas of V are then P ppm more ticks than elapsed, within one
+ * tick.
  */
 static int64_t inject_ppm;	/* inject.pmtimer_ppm=, 0 = none */
 CMDLINE_OPTION(inject_pmtimer_ppm, .name = "inject.pmtimer_ppm", .type = OPT_INT,

@@ -57,6 +57,22 @@ bool clockwd_window(const struct clockwd_sample *a, const struct clockwd_sample 
 bool clockwd_eval(const struct calib_window *w, const struct clockwd_ref *ref,
 		  struct clockwd_drift *out);
 
+enum clockwd_ref_state {
+	CLOCKWD_REF_COUNTS = 0,		/* it advanced, or too little time passed to tell */
+	CLOCKWD_REF_STOPPED = 1,	/* at most one tick where at least two passed */
+	CLOCKWD_REF_BACKWARDS = 2,	/* its delta, signed in its width, is negative */
+};
+
+/*
+ * Whether the reference counted over the interval from a to b, in which
+ * the TSC advanced; *ticks its delta, signed in the counter's width,
+ * *expected the fewest ticks that must have passed (see clockwd.c).  For
+ * an interval no longer than half the reference's wrap (the caller's
+ * clockwd_max_cycles()), where a modular delta is unambiguous.
+ */
+int clockwd_ref_state(const struct clockwd_sample *a, const struct clockwd_sample *b,
+		      const struct clockwd_ref *ref, int64_t *ticks, uint64_t *expected);
+
 /*
  * TSC cycles an interval may last for the reference's modular delta to be
  * the true count: half its wrap period at tsc_hz (so that a TSC running

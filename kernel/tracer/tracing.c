@@ -47,6 +47,7 @@
  * that deschedules the vCPU can hold a window open for any time.
  */
 #include <stddef.h>
+#include <arch/clockwd.h>
 #include <arch/cpu.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
@@ -453,10 +454,30 @@ static bool build(uint32_t n, int mode)
  * CPU smp_init() may start, which then get theirs, of the same size, in
  * tracing_init(); the boot CPU's buffer and its events stay as they are.
  */
+/*
+ * The tracer's policy for the clock watchdog (arch/x86/clockwd.c), which
+ * decides nothing for it.  Its clocks are in use while recording: that is
+ * when a check protects anything.  A CPU's clock found untrustworthy:
+ * recording goes on, since its events still order among themselves and
+ * what they are is worth keeping; every dump reads the CPU's trust flag
+ * and marks its clock and its events (clock=untrusted, U), so there is
+ * nothing to do at the moment of the finding.
+ */
+static void clock_untrusted(unsigned cpu)
+{
+	(void)cpu;
+}
+
+static const struct clock_watchdog_client clock_client = {
+	.in_use = tracing_on,
+	.untrusted = clock_untrusted,
+};
+
 void tracing_init_boot(void)
 {
 	uint32_t planned = smp_cpus_planned(), n = persist_boot(planned, (uint32_t)opt_pages);
 
+	clock_watchdog_register(&clock_client);	/* before bring-up starts the watchdog */
 	recording = true;
 	build_missing(n ? n : fit_pages((uint32_t)opt_pages, planned), opt_mode);
 }

@@ -318,6 +318,99 @@ static void test_fmt_ppm(void **state)
 	assert_string_equal(clockwd_fmt_ppm(buf, sizeof(buf), INT64_MIN), "-9223372036854775.808");
 }
 
+/*
+ * The reference's state at its boundaries.  t0, the fewest TSC cycles in
+ * which two ticks must pass at twice base_hz, is computed here by
+ * ceiling, apart from the code's floor.
+ */
+static void test_ref_state_boundaries(void **state)
+{
+	struct clockwd_ref pmt = { 0xFFFFFF, PMT_FS, 1000000000ull, 1000 };
+	struct clockwd_ref h64 = { UINT64_MAX, HPET_FS, 1000000000ull, 361 };
+	struct clockwd_ref h32 = { 0xFFFFFFFFull, HPET_FS, 1000000000ull, 361 };
+	/* 2 ticks * 2 * 1e9 Hz * 279365115 fs / 1e15 = 1117.46: 1118 cycles. */
+	uint64_t t0 = (2 * 2 * 1000000000ull * PMT_FS + 999999999999999ull) / 1000000000000000ull;
+	struct clockwd_sample a = { 1000, 100, 1010 }, b;
+	uint64_t n;
+	int64_t d;
+
+	(void)state;
+	assert_int_equal(t0, 1118);
+	b = (struct clockwd_sample){ 1010 + t0, 100, 1020 + t0 };
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_STOPPED);
+	assert_int_equal(d, 0);
+	assert_int_equal(n, 2);
+	b.ref = 101;	/* one tick: still impossible */
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_STOPPED);
+	b.ref = 102;	/* two: a counting reference may read that */
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_COUNTS);
+	b = (struct clockwd_sample){ 1009 + t0, 100, 1020 + t0 };	/* one cycle less */
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_COUNTS);
+	assert_int_equal(n, 1);
+	/* Backwards, in the counter's width, however short the interval. */
+	b = (struct clockwd_sample){ 1000, 99, 1010 };
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_BACKWARDS);
+	assert_int_equal(d, -1);
+	b = (struct clockwd_sample){ 1000000000, 100 + 0x800000, 1000000010 };	/* half the wrap */
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_BACKWARDS);
+	assert_int_equal(d, -0x800000);
+	b.ref = 100 + 0x7FFFFF;
+	assert_int_equal(clockwd_ref_state(&a, &b, &pmt, &d, &n), CLOCKWD_REF_COUNTS);
+	assert_int_equal(d, 0x7FFFFF);
+	/* A forward wrap of each width counts; a step back does not. */
+	a = (struct clockwd_sample){ 1000, 0xFFFFFFF0ull, 1010 };
+	b = (struct clockwd_sample){ 2000000, 0x10, 2000010 };
+	assert_int_equal(clockwd_ref_state(&a, &b, &h32, &d, &n), CLOCKWD_REF_COUNTS);
+	assert_int_equal(d, 0x20);
+	a.ref = UINT64_MAX - 1;
+	b.ref = 3;
+	assert_int_equal(clockwd_ref_state(&a, &b, &h64, &d, &n), CLOCKWD_REF_COUNTS);
+	assert_int_equal(d, 5);
+	a.ref = 10;
+	b.ref = 5;
+	assert_int_equal(clockwd_ref_state(&a, &b, &h64, &d, &n), CLOCKWD_REF_BACKWARDS);
+	assert_int_equal(d, -5);
+	a.ref = 0;
+	b.ref = 1ull << 63;
+	assert_int_equal(clockwd_ref_state(&a, &b, &h64, &d, &n), CLOCKWD_REF_BACKWARDS);
+	assert_int_equal(d, INT64_MIN);
+}
+
+/*
+ * A model counter: floor(phase + elapsed / period), read at the two ends
+ * of an interval of t TSC cycles with the TSC at twice base_hz (the most
+ * the assumption allows: the fewest ticks).  A counting one is never
+ * called stopped or backwards, whatever the phase and length (from none
+ * to beyond two ticks); a frozen one is called stopped from the length at
+ * which the model itself counts two ticks on.
+ */
+static void test_ref_state_model(void **state)
+{
+	struct clockwd_ref ref = { 0xFFFFFF, PMT_FS, 1000000000ull, 1000 };
+	long double tick_cycles = 2.0L * 1e9L * PMT_FS / 1e15L;	/* cycles a tick, TSC 2x */
+
+	(void)state;
+	for (uint64_t t = 0; t < 4000; t += 1 + rnd() % 7) {
+		for (int i = 0; i < 50; i++) {
+			long double c0 = (long double)(rnd() % 0xFFFFFF) + (rnd() % 1000000) / 1e6L;
+			long double c1 = c0 + t / tick_cycles;
+			uint64_t r0 = (uint64_t)c0, r1 = (uint64_t)c1;
+			struct clockwd_sample a = { 500, r0 & 0xFFFFFF, 510 };
+			struct clockwd_sample b = { 510 + t, r1 & 0xFFFFFF, 520 + t };
+			bool two = (uint64_t)(t / tick_cycles) >= 2;
+			uint64_t n;
+			int64_t d;
+			int st = clockwd_ref_state(&a, &b, &ref, &d, &n);
+
+			assert_int_equal(st, CLOCKWD_REF_COUNTS);
+			assert_int_equal(d, (int64_t)(r1 - r0));
+			b.ref = a.ref;	/* frozen */
+			st = clockwd_ref_state(&a, &b, &ref, &d, &n);
+			assert_int_equal(st, two ? CLOCKWD_REF_STOPPED : CLOCKWD_REF_COUNTS);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +424,8 @@ int main(void)
 		cmocka_unit_test(test_skew_changed),
 		cmocka_unit_test(test_blame),
 		cmocka_unit_test(test_fmt_ppm),
+		cmocka_unit_test(test_ref_state_boundaries),
+		cmocka_unit_test(test_ref_state_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

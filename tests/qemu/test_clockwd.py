@@ -16,6 +16,13 @@ tests cannot tell a bound a little too tight from a right one):
 - the drift's sign flipped: test_drift_above_bound (-49.811 ppm printed,
   +50.0 predicted);
 - the step applied to every AP: test_step_on_one_ap (two reports);
+- the reference's state not asked (the code before inject.hpet_fault=):
+  test_hpet_fault_* (no line, checks=0 skipped=3, trusted=yes);
+- no switch to the other reference: test_hpet_fault_switches_to_the_pm_timer
+  (ref=none, the drift unreported);
+- rate_watched=yes with no reference left: test_hpet_fault_with_no_reference_left;
+- the tracer not registering as the watchdog's client: test_normal_reads_zero
+  (checks=0);
 """
 import re
 import subprocess
@@ -248,3 +255,77 @@ def test_pm_timer_width_claim(shell, claim):
     for fig in (ppb(sm["drift_ppm"]), ppb(sm["max_drift_ppm"])):
         assert abs(fig - want) <= ppb(sm["bound_ppm"]), (sm, base_hz)
     assert re.findall(r"^clock: cpu=0 .* trusted=(\w+)$", out, re.M) == ["yes"], out
+
+
+HPET_HZ = 10**8    # QEMU's HPET: period 10,000,000 fs
+
+
+def ref_fault_line(r):
+    """The one line saying the watchdog's reference failed, parsed."""
+    lines = r.all(r"^clock: watchdog: \S+ (stopped|went backwards):")
+    assert len(lines) == 1, r.out
+    m = re.fullmatch(r"clock: watchdog: (\S+) (stopped|went backwards): (-?\d+) ticks in "
+                     r"(\d+) ms by the TSC, at least (\d+) expected; (.*)", lines[0])
+    assert m, lines[0]
+    return m[1], m[2], int(m[3]), int(m[4]), int(m[5]), m[6]
+
+
+@pytest.mark.parametrize("fault", ["stop", "backwards"])
+def test_hpet_fault_switches_to_the_pm_timer(qemu, fault):
+    """The HPET, the watchdog's reference, freezes or counts down as the
+    watchdog starts, while every TSC runs 1000 ppm fast.  Before: every
+    interval skipped (checks=0), not a word, the drift unreported and
+    every clock trusted=yes.  Now: one line naming the HPET and what it
+    did, at the first check; the watchdog goes on against the PM timer
+    (calibrated too: clock=auto), where the drift is reported within its
+    bound of the figure icount's truth predicts, and every CPU is untrusted."""
+    r = qemu(f"{SHORT} clock.watchdog_ref=hpet inject.hpet_fault={fault} "
+             "inject.tsc_drift_ppm=1000 dump=none", smp=2, icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    assert r.fields(r"^clock: watchdog: on: ")["ref"] == "hpet"
+    assert r.has(rf"^hpet: inject\.hpet_fault={fault}: the counter "), r.out
+    ref, what, ticks, ms, expected, then = ref_fault_line(r)
+    assert ref == "hpet" and then == "switching to pmtimer", r.out
+    # The first check, one interval after the first read.
+    assert 38 <= ms <= 42, ms
+    # Half the HPET's ticks in that time (the TSC at most twice fast), ms rounded.
+    assert abs(expected - ms * HPET_HZ // 2000) <= HPET_HZ // 2000, (expected, ms)
+    if fault == "stop":
+        assert what == "stopped" and ticks == 0, r.out
+    else:
+        # Counting down at its own rate: minus the interval's ticks (1 ms of rounding).
+        assert what == "went backwards" and abs(ticks + ms * HPET_HZ // 1000) <= HPET_HZ // 1000, \
+            (ticks, ms)
+    rep = r.all(r"^clock: watchdog: tsc drift ")
+    assert len(rep) == 1, r.out
+    m = re.fullmatch(r"clock: watchdog: tsc drift (-?\d+\.\d{3}) ppm against pmtimer over (\d+) "
+                     r"ms exceeds bound (\d+\.\d{3}) ppm: clocks marked untrusted", rep[0])
+    assert m, rep[0]
+    base_hz, _ = base_figure(r, "pmtimer")
+    assert abs(ppb(m[1]) - predicted_ppb(base_hz, 1000)) <= ppb(m[3]), (rep[0], base_hz)
+    s, cpus = summary(r)
+    assert s["ref"] == "pmtimer" and s["rate_watched"] == "yes", s
+    assert int(s["checks"]) >= 1 and int(s["exceeded"]) == int(s["checks"]), s
+    assert int(s["skipped"]) == 1, s          # the interval the HPET failed in
+    assert cpus[1]["changed"] == "no", cpus
+    assert trusted(r) == {0: "no", 1: "no"}, r.out
+
+
+def test_hpet_fault_with_no_reference_left(qemu):
+    """clock=hpet: the PM timer did not calibrate the TSC, so when the HPET
+    stops there is nothing left to compare the TSC's rate with.  The
+    watchdog says so at once, and from then on its summary shows no
+    reference and the rate unwatched; the skews are still re-measured."""
+    r = qemu(f"{SHORT} clock=hpet inject.hpet_fault=stop inject.tsc_drift_ppm=1000 dump=none",
+             smp=2, icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    assert not r.has(r"^tsc: ref=pmtimer freq_hz="), r.out
+    ref, what, ticks, _, _, then = ref_fault_line(r)
+    assert (ref, what, ticks) == ("hpet", "stopped", 0), r.out
+    assert then == "no other reference calibrated the TSC: its rate is not watched from here on"
+    assert not r.has(r"tsc drift"), r.out
+    s, cpus = summary(r)
+    assert s["ref"] == "none" and s["rate_watched"] == "no", s
+    assert int(s["checks"]) == 0 and int(s["skipped"]) == 1, s
+    # Skews need no reference: re-measured at every check after the first read.
+    assert int(cpus[1]["skew_checks"]) >= 2 and cpus[1]["changed"] == "no", cpus

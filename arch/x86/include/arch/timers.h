@@ -35,6 +35,12 @@ uint64_t hpet_period_fs(void);
 uint64_t hpet_read(void);	/* counter, widened to 64 bits by the caller's deltas */
 bool hpet_is_64bit(void);
 /*
+ * inject.hpet_fault= (test facility): from this call on (the clock
+ * watchdog's start), hpet_read() returns the counter frozen or counting
+ * down; says so.  Nothing without the option.
+ */
+void hpet_inject_fault(void);
+/*
  * One calibration window of window_ns.  max_cycles bounds the wait in TSC
  * cycles (from a provisional TSC rate), 0 for no time bound: then only the
  * read count bounds it.
