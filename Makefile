@@ -43,7 +43,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c
-KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
+KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c kernel/watchdog_rule.c \
@@ -110,7 +110,7 @@ NOTRACE_SRCS := trace/% kernel/tracer/% \
 	arch/x86/ftrace.c \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
 	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
-	kernel/watchdog_rule.c kernel/console.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
+	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
 	kernel/panic.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
 TRACED_SRCS := kernel/tracer/ftrace_work.c

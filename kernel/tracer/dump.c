@@ -360,6 +360,13 @@ static void sink_raw(void *ctx, const void *buf, size_t len)
 	console_write_raw_held(buf, len);	/* dump_bin holds the console */
 }
 
+/* A dump's text and pages stop at a Ctrl-C (kernel/console_input.c). */
+static bool stop_on_ctrl_c(void *ctx)
+{
+	(void)ctx;
+	return console_cancelled();
+}
+
 static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 {
 	/* Static: MAX_CPUS entries are 14 KiB, most of the 16 KiB boot stack;
@@ -370,6 +377,8 @@ static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 					.enabled = enabled };
 	struct trace_sink sink = { sink_text, NULL };
 	struct trace_text_summary sum;
+
+	opts.stop = stop_on_ctrl_c;
 
 	for (unsigned c = 0; c < snap_ncpus; c++) {
 		struct snap_cpu *s = &snap[c];
@@ -388,6 +397,14 @@ static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 		cprintf("dump: the text formatter refused the snapshot\n");
 		return false;
 	}
+	if (sum.cut)
+		cprintf("dump: cut by Ctrl-C after %llu of %llu events\n",
+			(unsigned long long)sum.shown, (unsigned long long)sum.events);
+	else if (sum.shown < sum.events)
+		cprintf("dump: showed the last %llu of %llu events; %llu left out "
+			"(last=0 shows all)\n", (unsigned long long)sum.shown,
+			(unsigned long long)sum.events,
+			(unsigned long long)(sum.events - sum.shown));
 	return true;
 }
 
@@ -404,6 +421,7 @@ static bool print_bin(uint32_t cpu, const uint8_t *enabled)
 		.nr_cpus = snap_ncpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = snap_tsc_hz,
 		.tsc_err_ppb = snap_tsc_err_ppb, .start_cycles = rdtsc(),
 	};
+	uint32_t pages = 0;
 	uint64_t flags;
 
 	flags = console_hold();
@@ -421,9 +439,15 @@ static bool print_bin(uint32_t cpu, const uint8_t *enabled)
 	for (unsigned c = 0; c < snap_ncpus; c++) {
 		if (cpu != DUMP_ALL_CPUS && c != cpu)
 			continue;
-		for (uint32_t i = 0; i < snap[c].npages; i++)
-			dump_write_page(&w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
-					snap[c].lost_overrun[i], snap[c].lost_dropped[i]);
+		pages += snap[c].npages;
+		/* A cut still ends the stream with STATS and END, END saying so. */
+		for (uint32_t i = 0; i < snap[c].npages && !w.cut; i++) {
+			if (stop_on_ctrl_c(NULL))
+				w.cut = true;
+			else
+				dump_write_page(&w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
+						snap[c].lost_overrun[i], snap[c].lost_dropped[i]);
+		}
 	}
 	for (unsigned c = 0; c < snap_ncpus; c++)
 		dump_write_stats(&w, &snap[c].stats);
@@ -431,6 +455,8 @@ static bool print_bin(uint32_t cpu, const uint8_t *enabled)
 	console_release(flags);
 	cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
 		(unsigned long long)w.events);
+	if (w.cut)
+		cprintf("dump: cut by Ctrl-C after %u of %u pages\n", w.pages, pages);
 	return true;
 }
 
@@ -452,6 +478,11 @@ bool dump_walked(bool text, bool bin, uint64_t last, const uint8_t *enabled)
 	/* Printed once: a later `dump` must not show it again as "the last snapshot". */
 	have_snapshot = false;
 	return ok;
+}
+
+uint64_t dump_default_last(void)
+{
+	return dump_last;
 }
 
 bool dump_default(void)

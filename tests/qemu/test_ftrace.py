@@ -116,7 +116,7 @@ def test_boot_tracer_and_shell(shell):
     s.cmd("ftrace work")
     out = s.cmd("tracer nop")
     assert re.search(r"tracer=nop sites=\d+ enabled=0 ", out), out
-    out = s.cmd("dump text")
+    out = s.cmd("dump text last=0")
     g = leaves_joined([x for x in graph_lines(out) if "ftrace_work" in x[4]])
     assert [(x[3], x[4]) for x in g] == [(0, "ftrace_work_a() {"), (2, "ftrace_work_c();"),
                                         (2, "ftrace_work_c();"), (0, "} /* ftrace_work_a */")], out
@@ -215,7 +215,7 @@ def test_fast_path_pages_read_back(shell, tracer):
     s.cmd("stop")
     st = re.search(r"^cpu=0 entries=(\d+) .*in_buffer=(\d+) ", s.cmd("status"), re.M)
     assert st and int(st.group(2)) > 2 * 4096 // 20, st   # several pages of the asm's events
-    out = s.cmd("dump text cpu=0", timeout=300)
+    out = s.cmd("dump text cpu=0 last=0", timeout=300)
     assert "stopped" not in out and "malformed" not in out, out[-3000:]
     if tracer == "function":
         got = len(re.findall(r"^\s*task-0\s+\[000\] \.\.\.\. \s*\d+\.\d{9}: "
