@@ -1,6 +1,16 @@
-"""The serial shell: every command, errors, editing, long lines, garbage."""
+"""The serial shell: every command, errors, editing, long lines, garbage, Ctrl-C."""
+import fcntl
+import os
+import pty
 import random
 import re
+import select
+import subprocess
+import termios
+import time
+
+import boot_lock
+from conftest import ROOT
 
 
 def test_commands_and_errors(shell):
@@ -50,3 +60,44 @@ def test_editing_long_lines_and_garbage(shell):
     assert re.search(r"^  poweroff ", s.text()[t0:], re.M), s.text()[-2000:]
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+def test_ctrl_c_on_a_terminal_reaches_the_kernel():
+    """On a terminal (make run), Ctrl-C is a byte for the kernel (run-qemu.sh's
+    signal=off), not SIGINT for QEMU: it drops the shell's line and QEMU lives
+    on. Ctrl-A X still ends QEMU (status 3: no verdict from the kernel)."""
+    master, slave = pty.openpty()
+    args = [str(ROOT / "run-qemu.sh"), "--timeout", "120", "--cmdline", "run=shell"]
+
+    def own_terminal():             # the pty is QEMU's controlling terminal, as a shell's is
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    lock = boot_lock.acquire(args)
+    p = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT,
+                         preexec_fn=own_terminal, pass_fds=() if lock is None else (lock,))
+    boot_lock.started(lock, p)
+    os.close(slave)
+    out = bytearray()
+
+    def read_until(needle, timeout=90):
+        deadline = time.time() + timeout
+        while out.replace(b"\r", b"").find(needle) < 0:   # the pty adds \r too
+            assert time.time() < deadline and p.poll() is None, out.decode("utf-8", "replace")
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    out.extend(os.read(master, 4096))
+                except OSError:         # the other side closed
+                    pass
+    try:
+        read_until(b"baretrace> ")
+        os.write(master, b"cpuz\x03")
+        read_until(b"cpuz^C\nbaretrace> ")
+        os.write(master, b"cpus\r")
+        read_until(b"cpus: online=1 ")
+        os.write(master, b"\x01x")
+        assert p.wait(60) == 3, out.decode("utf-8", "replace")
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
