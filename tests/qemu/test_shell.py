@@ -62,6 +62,48 @@ def test_editing_long_lines_and_garbage(shell):
     assert s.close() == 0
 
 
+def test_every_refusal_is_one_error_line(shell):
+    """Bad input says one specific line and loses nothing, at boot and in the
+    shell, in one boot: a bad job among good ones is named and the good ones
+    run; a negative number is out of range; a filter that matches nothing is
+    refused and the tracer not started (never every function traced instead);
+    a shell command refused answers one `error:` line and changes nothing."""
+    s = shell("run=demo,nope,shell demo.ms=50 dump.last=-1 ftrace=function "
+              "ftrace.filter=lapic_*", timeout=300)
+    boot = s.text()
+    assert re.search(r"^\[[ \d.]+\] cmdline: run=demo,nope,shell: 'nope' is not known; "
+                     r"accepted: comma-separated .*; left out: using run=demo,shell$", boot,
+                     re.M), boot
+    assert re.search(r"run: job=demo result=pass$", boot, re.M), boot
+    assert re.search(r"\] cmdline: dump\.last=-1: invalid value: out of range; "
+                     r"accepted: 0\.\.100000000; left unchanged$", boot, re.M), boot
+    assert re.search(r"^dump: showed the last 200 of (\d+) events; \d+ left out", boot, re.M)
+    assert re.search(r"\] ftrace: ftrace\.filter=lapic_\*: no traceable function matches "
+                     r"lapic_\*; not changed$", boot, re.M), boot
+    assert re.search(r"\] ftrace: ftrace=function not started: ", boot, re.M), boot
+    assert re.search(r"^ftrace: tracer=nop sites=\d+ enabled=0 ", s.cmd("tracer"), re.M)
+
+    assert s.cmd("tracer bogus") == \
+        "error: tracer: unknown tracer 'bogus'; tracers are nop, function, function_graph\n"
+    assert s.cmd("ftrace filter nosuch") == \
+        "error: ftrace filter nosuch: no traceable function matches nosuch; not changed\n"
+    assert s.cmd("ktest nosuch,smp_call_reaches_every_cpu") == \
+        "error: ktest: no test named 'nosuch'; nothing run\n"
+    out = s.cmd("ftrace filter smp_*,lapic_*")
+    assert out.startswith("ftrace: filter: no traceable function matches lapic_*; left out "
+                          "(applied: smp_*)\n"), out
+    assert "\nftrace.filter=smp_*\n" in out, out
+    enabled = int(re.search(r"^ftrace: tracer=function sites=\d+ enabled=(\d+) ",
+                            s.cmd("tracer function"), re.M).group(1))
+    # Counted apart: the functions the glob names, and those marked traced.
+    named = int(re.search(r"^functions: (\d+) of ", s.cmd("functions smp_*"), re.M).group(1))
+    on = re.findall(r"^(\S+) \[on\]$", s.cmd("functions"), re.M)
+    assert 0 < enabled == named == len(on), (enabled, named, on)
+    assert all(f.startswith("smp_") for f in on), on
+    s.send(b"poweroff\r")
+    assert s.close() == 0
+
+
 def test_ctrl_c_on_a_terminal_reaches_the_kernel():
     """On a terminal (make run), Ctrl-C is a byte for the kernel (run-qemu.sh's
     signal=off), not SIGINT for QEMU: it drops the shell's line and QEMU lives
