@@ -87,7 +87,7 @@ KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
 FONT ?= /usr/share/consolefonts/Lat15-VGA16.psf.gz
 FONT_PACKAGE := console-setup-linux
 
-.PHONY: all kernel iso usb run test test-host test-tsan test-qemu deps deps-qemu10 clean help
+.PHONY: all kernel iso usb run test test-host test-tsan test-qemu deps deps-test deps-qemu10 clean help
 
 all: kernel
 kernel: $(BUILD)/kernel.elf
@@ -250,9 +250,12 @@ $(BUILD)/baretrace-usb.img: $(BUILD)/baretrace.iso $(BUILD)/kernel.elf $(BUILD)/
 usb: $(BUILD)/baretrace-usb.img
 	@scripts/usb-write.sh $< "$(DEV)"
 
+# Status 3 (QEMU ended without the kernel's verdict) is how Ctrl-A X ends a
+# session: not an error of make's.
 run: deps
 	@$(MAKE) kernel
-	./run-qemu.sh --smp $(CPUS) --machine q35 --cmdline "$(CMDLINE)"
+	./run-qemu.sh --smp $(CPUS) --machine q35 --cmdline "$(CMDLINE)"; \
+	 rc=$$?; [ $$rc -ne 3 ] || rc=0; exit $$rc
 
 # ---- host tools ---------------------------------------------------------------
 # The serial-capture decoder: the kernel's dump reader and text formatter,
@@ -462,7 +465,7 @@ style-check:
 # timed run two at a time (the machines have two cores); the ThreadSanitizer
 # tests and the QEMU tests (which share the machine by their own rules,
 # tests/qemu/boot_lock.py) as they do alone. The last line says how long.
-test: deps deps-qemu10
+test: deps-test deps-qemu10
 	@t0=$$(date +%s); \
 	 $(MAKE) style-check && $(MAKE) -j2 kernel host-progs && $(MAKE) -j2 test-unit && \
 	 $(MAKE) test-tsan && $(MAKE) test-tools && $(MAKE) -j2 fuzz && $(MAKE) check-deps && $(MAKE) test-qemu; \
@@ -472,6 +475,8 @@ test: deps deps-qemu10
 
 deps:
 	@scripts/deps.sh
+deps-test:
+	@scripts/deps.sh --test
 
 # QEMU 10 from bookworm-backports, unpacked into build/qemu10/ once, for the
 # x2APIC tests (Debian 12's QEMU 7.2 has no x2APIC under TCG; it runs the rest).
@@ -528,7 +533,8 @@ help:
 	@echo "  make check-deps     a touched header rebuilds every host program that includes it"
 	@echo "  make style-check    layout of the lines a change adds (STYLE_BASE=rev)"
 	@echo "  make bench          bench-kernel (QEMU, icount and TCG, plots) and bench-host"
-	@echo "  make deps / deps-qemu10  install Debian packages / fetch QEMU 10 into build/qemu10/"
+	@echo "  make deps / deps-test / deps-qemu10  install Debian packages for make run / make test;"
+	@echo "                     fetch QEMU 10 into build/qemu10/"
 	@echo "  make clean          remove build/"
 	@echo "Variables: CC, LD, CROSS_COMPILE, NASM, HOSTCC, CLANG, QEMU, PYTHON, CFLAGS, V=1,"
 	@echo "  CPUS=$(CPUS), CMDLINE, FONT, FTRACE=$(FTRACE) (0: no function tracer), BUILD=$(BUILD),"
