@@ -57,7 +57,7 @@ static const char usage[] =
 	"               str[N], enum); text still goes to FILE with --text FILE\n"
 	"  --quiet      no text on stdout (unless --text) and no summary; damage\n"
 	"               is still reported on stderr\n"
-	"  --last N     text: only the N most recent events (merged order)\n"
+	"  --last N     text: only the N most recent events (merged order); 0: all\n"
 	"  --cpu N      text: only CPU N\n"
 	"  last=N cpu=N the same, spelt as the kernel's `dump text` takes them\n"
 	"  --dump K     the K-th dump of the capture (1 = first; default: the last)\n"
