@@ -43,7 +43,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c
-KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
+KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c kernel/watchdog_rule.c \
@@ -91,7 +91,7 @@ KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
 FONT ?= /usr/share/consolefonts/Lat15-VGA16.psf.gz
 FONT_PACKAGE := console-setup-linux
 
-.PHONY: all kernel iso usb run test test-host test-tsan test-qemu deps deps-qemu10 clean help
+.PHONY: all kernel iso usb run test test-host test-tsan test-qemu deps deps-test deps-qemu10 clean help
 
 all: kernel
 kernel: $(BUILD)/kernel.elf
@@ -114,7 +114,7 @@ NOTRACE_SRCS := trace/% kernel/tracer/% \
 	arch/x86/ftrace.c \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
 	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
-	kernel/watchdog_rule.c kernel/console.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
+	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
 	kernel/panic.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
 TRACED_SRCS := kernel/tracer/ftrace_work.c
@@ -254,9 +254,12 @@ $(BUILD)/baretrace-usb.img: $(BUILD)/baretrace.iso $(BUILD)/kernel.elf $(BUILD)/
 usb: $(BUILD)/baretrace-usb.img
 	@scripts/usb-write.sh $< "$(DEV)"
 
+# Status 3 (QEMU ended without the kernel's verdict) is how Ctrl-A X ends a
+# session: not an error of make's.
 run: deps
 	@$(MAKE) kernel
-	./run-qemu.sh --smp $(CPUS) --machine q35 --cmdline "$(CMDLINE)"
+	./run-qemu.sh --smp $(CPUS) --machine q35 --cmdline "$(CMDLINE)"; \
+	 rc=$$?; [ $$rc -ne 3 ] || rc=0; exit $$rc
 
 # ---- host tools ---------------------------------------------------------------
 # The serial-capture decoder: the kernel's dump reader and text formatter,
@@ -467,7 +470,7 @@ style-check:
 # timed run two at a time (the machines have two cores); the ThreadSanitizer
 # tests and the QEMU tests (which share the machine by their own rules,
 # tests/qemu/boot_lock.py) as they do alone. The last line says how long.
-test: deps deps-qemu10
+test: deps-test deps-qemu10
 	@t0=$$(date +%s); \
 	 $(MAKE) style-check && $(MAKE) -j2 kernel host-progs && $(MAKE) -j2 test-unit && \
 	 $(MAKE) test-tsan && $(MAKE) test-tools && $(MAKE) -j2 fuzz && $(MAKE) check-deps && $(MAKE) test-qemu; \
@@ -477,6 +480,8 @@ test: deps deps-qemu10
 
 deps:
 	@scripts/deps.sh
+deps-test:
+	@scripts/deps.sh --test
 
 # QEMU 10 from bookworm-backports, unpacked into build/qemu10/ once, for the
 # x2APIC tests (Debian 12's QEMU 7.2 has no x2APIC under TCG; it runs the rest).
@@ -533,7 +538,8 @@ help:
 	@echo "  make check-deps     a touched header rebuilds every host program that includes it"
 	@echo "  make style-check    layout of the lines a change adds (STYLE_BASE=rev)"
 	@echo "  make bench          bench-kernel (QEMU, icount and TCG, plots) and bench-host"
-	@echo "  make deps / deps-qemu10  install Debian packages / fetch QEMU 10 into build/qemu10/"
+	@echo "  make deps / deps-test / deps-qemu10  install Debian packages for make run / make test;"
+	@echo "                     fetch QEMU 10 into build/qemu10/"
 	@echo "  make clean          remove build/"
 	@echo "Variables: CC, LD, CROSS_COMPILE, NASM, HOSTCC, CLANG, QEMU, PYTHON, CFLAGS, V=1,"
 	@echo "  CPUS=$(CPUS), CMDLINE, FONT, FTRACE=$(FTRACE) (0: no function tracer), BUILD=$(BUILD),"

@@ -147,7 +147,11 @@ fi
 # real time, so icount runs are bit-for-bit reproducible.
 [ $icount -eq 0 ] || args+=(-icount shift=0,sleep=off)
 
-chardev="stdio,id=con0,signal=on"
+# signal=off: Ctrl-C on the terminal is a byte for the kernel (it cancels
+# the shell's command, a dump included), not SIGINT for QEMU and the trace
+# in it. Quit with Ctrl-A X (a terminal: the mux's escape) or the kernel's
+# poweroff; without a terminal, by closing stdin or killing QEMU.
+chardev="stdio,id=con0,signal=off"
 [ -z "$serial_file" ] || chardev="$chardev,logfile=$serial_file,logappend=off"
 case "$serial_port" in
 com1) port_args=(-serial chardev:con0) ;;

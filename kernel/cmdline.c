@@ -124,7 +124,7 @@ static bool apply_number(const struct cmdline_opt *o, const char *value, char *w
 		ksnprintf(why, cap, "a number is required");
 		return false;
 	}
-	if (o->type == OPT_INT && *s == '-') {
+	if (*s == '-') {		/* for OPT_UINT, out of range (not "not a number") */
 		neg = true;
 		s++;
 	}
@@ -187,18 +187,46 @@ static bool apply_text(const struct cmdline_opt *o, const char *value, char *why
 		return false;
 	}
 	if (o->type == OPT_LIST && o->choices) {
-		const char *item = value;
-		while (*item) {
+		/* Unknown items are named and left out; the known ones apply. */
+		char *out = o->var, kept[TOKEN_MAX];
+		const char *bad = value;
+		size_t at = 0, bad_len = 0;
+		int unknown = 0;
+
+		if (len >= sizeof(kept)) {
+			ksnprintf(why, cap, "longer than %zu characters", sizeof(kept) - 1);
+			return false;
+		}
+		for (const char *item = value;;) {	/* empty items too: "a,,b", "a," */
 			const char *end = strchr(item, ',');
 			size_t n = end ? (size_t)(end - item) : strlen(item);
 			if (choice_index(o->choices, item, n) < 0) {
-				list_choices(accepted, sizeof(accepted), o->choices);
-				ksnprintf(why, cap, "'%.*s' is not known; accepted: "
-					  "comma-separated %s", (int)n, item, accepted);
-				return false;
+				if (!unknown++) {
+					bad = item;
+					bad_len = n;
+				}
+			} else {
+				if (at)
+					kept[at++] = ',';
+				memcpy(kept + at, item, n);
+				at += n;
 			}
-			item += n + (end ? 1 : 0);
+			if (!end)
+				break;
+			item = end + 1;
 		}
+		kept[at] = '\0';
+		if (unknown) {
+			list_choices(accepted, sizeof(accepted), o->choices);
+			ksnprintf(why, cap, "'%.*s'%s is not known; accepted: comma-separated %s",
+				  (int)bad_len, bad, unknown > 1 ? " (and more)" : "", accepted);
+			if (!at)
+				return false;
+			ksnprintf(why + strlen(why), cap - strlen(why), "; left out: using %s=%s",
+				  o->name, kept);
+		}
+		memcpy(out, kept, at + 1);
+		return true;
 	}
 	memcpy(o->var, value, len + 1);
 	return true;
@@ -269,9 +297,14 @@ int cmdline_parse(const char *line, void (*report)(const char *msg))
 			problems++;
 			continue;
 		}
+		why[0] = '\0';
 		if (!apply(o, value, why, sizeof(why))) {
 			ksnprintf(msg, sizeof(msg), "cmdline: %s=%s: invalid value: %s; "
 				  "left unchanged", tok, value ? value : "", why);
+			report(msg);
+			problems++;
+		} else if (why[0]) {	/* applied in part: why names what was left out */
+			ksnprintf(msg, sizeof(msg), "cmdline: %s=%s: %s", tok, value, why);
 			report(msg);
 			problems++;
 		}

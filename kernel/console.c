@@ -128,7 +128,7 @@ void console_write_raw_held(const char *s, size_t n)
 			c->write_raw(c, s, n);
 }
 
-int console_getc(void)
+int console_poll_byte(void)
 {
 	for (struct console *c = consoles; c; c = c->next) {
 		if (c->getc) {

@@ -75,6 +75,7 @@ void jobs_run(void)
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		printk("run: job=%.*s\n", (int)len, p);
 		watchdog_touch();
+		console_cancel_clear();	/* a Ctrl-C from now on cancels this job's dump */
 		bool r = run_one(p, len);
 		printk("run: job=%.*s result=%s\n", (int)len, p, r ? "pass" : "fail");
 		ok = ok && r;

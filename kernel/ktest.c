@@ -19,13 +19,10 @@ static bool selected(const char *sel, const char *name)
 	return !strcmp(sel, "all") || cmdline_list_has(sel, name);
 }
 
-bool ktest_run(const char *sel)
+int ktest_unknown(const char *sel, void (*say)(const char *name, int len))
 {
-	int n = 0, i = 0, failed = 0, unknown = 0;
+	int unknown = 0;
 
-	if (!sel)
-		sel = selection;
-	/* Names in the selection that match no test are an error, not a skip. */
 	for (const char *p = sel; *p && strcmp(sel, "all");) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -34,11 +31,27 @@ bool ktest_run(const char *sel)
 			if (strlen(t->name) == len && !strncmp(t->name, p, len))
 				found = true;
 		if (!found) {
-			printk("ktest: no test named '%.*s'\n", (int)len, p);
+			say(p, (int)len);
 			unknown++;
 		}
 		p += len + (end ? 1 : 0);
 	}
+	return unknown;
+}
+
+static void say_unknown(const char *name, int len)
+{
+	printk("ktest: no test named '%.*s'\n", len, name);
+}
+
+bool ktest_run(const char *sel)
+{
+	int n = 0, i = 0, failed = 0, unknown;
+
+	if (!sel)
+		sel = selection;
+	/* Names in the selection that match no test are an error, not a skip. */
+	unknown = ktest_unknown(sel, say_unknown);
 
 	for (const struct ktest *t = __start_ktests; t < __stop_ktests; t++)
 		n += selected(sel, t->name);
@@ -53,6 +66,10 @@ bool ktest_run(const char *sel)
 	for (const struct ktest *t = __start_ktests; t < __stop_ktests; t++) {
 		if (!selected(sel, t->name))
 			continue;
+		if (console_cancelled()) {	/* Ctrl-C: the plan stays unmet, so a fail */
+			printk("ktest: cut by Ctrl-C after %d of %d tests\n", i, n);
+			return false;
+		}
 		watchdog_touch();	/* each test is watched from its start */
 		const char *why = t->fn();
 		bool skip = why && !strncmp(why, "SKIP ", 5);

@@ -5,7 +5,10 @@
  * Ctrl-C drops the line, Ctrl-U clears it, escape sequences (arrow keys)
  * are swallowed, other control bytes and bytes >= 0x80 are ignored, and a
  * line longer than SHELL_LINE_MAX - 1 is refused with one message when
- * Enter comes. Any byte sequence leaves the shell at a prompt.
+ * Enter comes. Any byte sequence leaves the shell at a prompt. While a
+ * command runs, Ctrl-C cancels it if it is a long one (dumps, benchmarks,
+ * ktests poll console_cancelled()); bytes typed meanwhile wait for the
+ * next prompt.
  *
  * Between keys the CPU sleeps in hlt; a 1 kHz LAPIC timer wakes it to poll
  * the UART, often enough that a 16-byte FIFO at 115200 baud (11.5 bytes
@@ -140,6 +143,7 @@ void shell_run(void)
 			continue;
 		}
 		irq_enable();
+		console_cancel_clear();	/* a Ctrl-C from now on cancels this command */
 		shell_exec(line);
 		irq_disable();
 	}

@@ -67,12 +67,26 @@ static int cmd_cpus(int argc, char **argv)
 SHELL_COMMAND(cpus, .name = "cpus", .usage = "", .help = "CPUs, APIC ids, interrupt counts",
 	      .fn = cmd_cpus);
 
+static int ktest_unknown_said;
+
+/* The first unknown name only: a refused command answers one error line. */
+static void ktest_say_unknown(const char *name, int len)
+{
+	if (!ktest_unknown_said++)
+		cprintf("error: ktest: no test named '%.*s'; nothing run\n", len > 64 ? 64 : len,
+			name);
+}
+
 static int cmd_ktest(int argc, char **argv)
 {
 	if (argc > 2) {
 		cprintf("error: usage: ktest [name[,name...]]\n");
 		return 1;
 	}
+	/* A name that matches no test is refused whole: zero tests run is no pass. */
+	ktest_unknown_said = 0;
+	if (argc == 2 && ktest_unknown(argv[1], ktest_say_unknown))
+		return 1;
 	return ktest_run(argc == 2 ? argv[1] : "all") ? 0 : 1;
 }
 SHELL_COMMAND(ktest, .name = "ktest", .usage = "[name,...]", .help = "run in-kernel tests (KTAP)",

@@ -57,7 +57,7 @@ static const char usage[] =
 	"               str[N], enum); text still goes to FILE with --text FILE\n"
 	"  --quiet      no text on stdout (unless --text) and no summary; damage\n"
 	"               is still reported on stderr\n"
-	"  --last N     text: only the N most recent events (merged order)\n"
+	"  --last N     text: only the N most recent events (merged order); 0: all\n"
 	"  --cpu N      text: only CPU N\n"
 	"  last=N cpu=N the same, spelt as the kernel's `dump text` takes them\n"
 	"  --dump K     the K-th dump of the capture (1 = first; default: the last)\n"
@@ -79,7 +79,9 @@ static const char usage[] =
 	"valid; 1 damaged but decoded as far as valid (clocks may be invalid too);\n"
 	"2 usage or I/O error, or a CTF trace or trace.dat that cannot be written;\n"
 	"3 nothing decodable; 4 the whole dump, verified, but some CPU's clock is\n"
-	"invalid.\n";
+	"invalid.\n"
+	"A dump cut short in the kernel (Ctrl-C) ends properly, its END frame\n"
+	"flagged: it decodes as complete (status 0) and one stderr line says so.\n";
 
 struct args {
 	const char *capture;	/* input path, "-" for stdin */
@@ -143,8 +145,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			snprintf(sel, sizeof(sel), "%s=%s", o + 2, val ? val : "");
 			if (strlen(o + 2) + 1 + strlen(val ? val : "") >= sizeof(sel) ||
 			    trace_text_parse_arg(sel, &a->sel))
-				return bad_usage(!strcmp(o, "--last") ? "--last needs a positive number"
-								      : "--cpu needs a CPU number", val);
+				return bad_usage(!strcmp(o, "--last") ?
+						 "--last needs a number (0: all)" :
+						 "--cpu needs a CPU number", val);
 			i++;
 		} else if (trace_text_parse_arg(o, &a->sel) == 0) {
 			continue;	/* last=N or cpu=N, as `dump text` takes them */
@@ -343,6 +346,10 @@ int main(int argc, char **argv)
 	}
 	rc = dump_read(cap, len, &ro, arena, r.arena_needed, &r);
 	report_clocks(&r);
+	if (r.has_end && (r.end.flags & DUMP_END_CUT))
+		fprintf(stderr, "baretrace-decode: dump id %u was cut short in the kernel "
+			"(Ctrl-C): it ends after %u pages, %llu events; the rest was not sent\n",
+			r.dump_id, r.end.pages, (unsigned long long)r.end.events);
 	status = rc != DUMP_READ_OK ? EXIT_DAMAGED : r.bad_clocks ? EXIT_CLOCK : EXIT_OK;
 
 	if (a.events && list_events(&r))

@@ -49,6 +49,7 @@ void dump_write_begin(struct dump_writer *w, const struct trace_sink *sink,
 	w->pages = 0;
 	w->events = 0;
 	w->chain = CRC32_INIT;
+	w->cut = false;
 	b.ring_version = RB_FORMAT_VERSION;
 	b.events_version = DUMP_EVENTS_VERSION;
 	dump_emit(w, DUMP_FRAME_BEGIN, &b, sizeof(b), 0, 0);
@@ -244,6 +245,7 @@ void dump_write_end(struct dump_writer *w)
 		.pages = w->pages,
 		.events = w->events,
 		.chain = crc32_final(w->chain),
+		.flags = w->cut ? DUMP_END_CUT : 0,
 	};
 
 	dump_emit(w, DUMP_FRAME_END, &e, sizeof(e), 0, 0);

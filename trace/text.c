@@ -587,8 +587,8 @@ int trace_text_parse_arg(const char *arg, struct trace_text_opts *opts)
 	uint64_t v;
 
 	if (has_prefix(arg, "last=")) {
-		if (!parse_u64(arg + 5, UINT64_MAX, &v) || v == 0)
-			return -1;
+		if (!parse_u64(arg + 5, UINT64_MAX, &v))
+			return -1;	/* 0 is "all", as dump.last=0 */
 		opts->last = v;
 		return 0;
 	}
@@ -651,13 +651,20 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		cursor_advance(&ks[i]);
 	}
 	while ((k = cursor_pick(ks, n))) {
+		bool print = seen >= skip;
+
+		if (print && opts->stop && opts->stop(opts->stop_ctx)) {
+			sum->cut = true;
+			break;
+		}
 		if (k->item == ITEM_EVENT) {
 			if (seen++ >= skip)
 				seen += (uint64_t)put_event(k, opts, out, sum);
-		} else if (seen >= skip) {
+		} else if (print) {
 			put_marker(k, out, sum);
 		}
 		cursor_advance(k);
 	}
+	sum->shown = seen > skip ? seen - skip : 0;
 	return 0;
 }

@@ -32,7 +32,17 @@ void console_write_raw(const char *s, size_t n);
 uint64_t console_hold(void);
 void console_write_raw_held(const char *s, size_t n);
 void console_release(uint64_t flags);
-int console_getc(void);				/* first console with input, or -1 */
+/* One byte from the first console with input, or -1 (kernel/console_input.c's source). */
+int console_poll_byte(void);
+/*
+ * Input (kernel/console_input.c): the next byte typed, bytes typed ahead
+ * during a command first, or -1. Ctrl-C (0x03) while a command runs sets
+ * the cancel flag that long commands poll with console_cancelled(); the
+ * shell and the job runner clear it before each command or job.
+ */
+int console_getc(void);
+bool console_cancelled(void);
+void console_cancel_clear(void);
 bool console_any(void);				/* is any console registered? */
 
 /*

@@ -14,7 +14,12 @@
  * "text", "bin", "usb", "none" (OPT_LIST choices, NULL-terminated). */
 extern const char *const dump_choices[];
 
-/* Take what the buffers hold (once per call), then print it. */
+/*
+ * Take what the buffers hold (once per call), then print it. A Ctrl-C
+ * (console_cancelled()) cuts either dump short, at a line or a page, with a
+ * last line saying so; a binary one still ends with STATS and an END frame
+ * flagged DUMP_END_CUT.
+ */
 bool dump_text(uint32_t cpu, uint64_t last);
 bool dump_bin(uint32_t cpu);
 /* The frames dump_bin() sends, saved after the stick's earlier saves (<usb/stick.h>). */
@@ -23,6 +28,8 @@ bool dump_usb(uint32_t cpu);
 void dump_prepare(void);
 /* The dumps dump= asks for, as run=demo does at its end. */
 bool dump_default(void);
+/* dump.last=: the events a text dump shows when not told (0: all). */
+uint64_t dump_default_last(void);
 /*
  * At a panic, the other CPUs stopped (each flushed its own tail page): the
  * same dumps, all CPUs, from a walk of the buffers (nothing taken: the next

@@ -16,6 +16,7 @@
 #define KERNEL_FTRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum ftrace_tracer {
@@ -42,11 +43,17 @@ void ftrace_boot(void);
 int ftrace_set_tracer(enum ftrace_tracer t);
 enum ftrace_tracer ftrace_tracer(void);
 const char *ftrace_tracer_name(enum ftrace_tracer t);
-/* By name: nop, function, function_graph; -1 if unknown (reported). */
+/* By name: nop, function, function_graph; -2 if unknown (not reported), else as above. */
 int ftrace_set_tracer_by_name(const char *name);
 
-/* Set one list (comma list of names and globs; "" clears it). */
-int ftrace_set_list(enum ftrace_list which, const char *list);
+/*
+ * Set one list (comma list of names and globs; "" clears it). Items that
+ * match no traceable function are left out, the others apply: 1, and why
+ * names them. A list none of whose items matches changes nothing: -1, as
+ * for a list too long or a change refused now (why says which). 0: all
+ * applied. why may be NULL.
+ */
+int ftrace_set_list(enum ftrace_list which, const char *list, char *why, size_t cap);
 const char *ftrace_list_get(enum ftrace_list which);
 const char *ftrace_list_option(enum ftrace_list which);	/* "ftrace.filter", ... */
 /* function_graph's depth limit: frames per context level; 0 = FTRACE_STACK_FRAMES. */

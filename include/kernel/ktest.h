@@ -36,7 +36,12 @@ struct ktest {
 /* A test that cannot run here says why; KTAP prints it as "ok N name # SKIP why". */
 #define KT_SKIP(why) ("SKIP " why)
 
-/* Run the tests named in selection ("all" or a comma list); true if all pass. */
+/*
+ * Run the tests named in selection ("all" or a comma list); true if all pass.
+ * A Ctrl-C between two tests ends the run (false).
+ */
 bool ktest_run(const char *selection);
+/* Names in selection that match no test: say(name, len) for each; their count. */
+int ktest_unknown(const char *selection, void (*say)(const char *name, int len));
 
 #endif

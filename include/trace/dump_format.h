@@ -218,8 +218,11 @@ struct dump_end {
 	uint32_t pages;		/* PAGE frames among them */
 	uint64_t events;	/* data records on those pages (sum of entries) */
 	uint32_t chain;		/* CRC-32 of the CRC fields of those frames, in order */
-	uint32_t reserved;	/* 0 */
+	uint32_t flags;		/* DUMP_END_*; was reserved (0) */
 };
+
+/* The writer stopped sending pages early (Ctrl-C); every frame it sent is here. */
+#define DUMP_END_CUT	0x1u
 
 _Static_assert(sizeof(struct dump_end) == 24, "dump_end is a dump format");
 

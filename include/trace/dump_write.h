@@ -17,6 +17,7 @@
 #ifndef TRACE_DUMP_WRITE_H
 #define TRACE_DUMP_WRITE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <trace/dump_format.h>
@@ -29,6 +30,7 @@ struct dump_writer {
 	uint32_t pages;		/* PAGE frames written */
 	uint64_t events;	/* entries on those pages */
 	uint32_t chain;		/* running CRC over the frames' CRC fields */
+	bool cut;		/* set by the caller: END says the pages stopped early */
 };
 
 /*

@@ -126,10 +126,13 @@ struct trace_text_opts {
 	const struct trace_catalog *catalog; /* the events described; NULL: built-in */
 	const struct trace_symbols *syms; /* for code addresses; NULL: none */
 	const uint8_t *enabled;		/* events recording, by id; NULL: the catalog's flags */
+	bool (*stop)(void *ctx);	/* asked before each line after the header: true ends
+					 * the text there (summary's cut); NULL: never */
+	void *stop_ctx;			/* its argument */
 };
 
 /*
- * Parse one selection argument, "last=N" (N >= 1) or "cpu=N", into *opts
+ * Parse one selection argument, "last=N" (0: all) or "cpu=N", into *opts
  * (start from { .last = 0, .cpu = TRACE_TEXT_ALL_CPUS }).  Returns 0 if
  * taken, -1 if it is a selection with a bad number (opts untouched), 1 if
  * it is no selection at all.  The kernel's `dump text` and the decoder
@@ -145,6 +148,8 @@ struct trace_text_summary {
 	uint64_t lost_lines;		/* LOST lines written */
 	uint64_t lost_events;		/* events those lines count */
 	uint64_t malformed;		/* MALFORMED PAGE lines written */
+	uint64_t shown;			/* events of the selection written (last=, cut) */
+	bool cut;			/* opts->stop ended the text early */
 };
 
 /* Scratch bytes trace_text_write() needs for nr_cpus CPUs. */

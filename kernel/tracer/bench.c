@@ -393,6 +393,15 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	return 0;
 }
 
+/* Between two runs of bench all: a Ctrl-C ends it, said in one line. */
+static bool cut_by_ctrl_c(void)
+{
+	if (!console_cancelled())
+		return false;
+	cprintf("bench: cut by Ctrl-C\n");
+	return true;
+}
+
 static int bench_all(void)
 {
 	static const struct { int cmpxchg, stamp, convert, reader; } m[] = {
@@ -411,6 +420,8 @@ static int bench_all(void)
 		o.reader = cpus_online > 1 ? m[i].reader : 0;
 		if (m[i].reader && cpus_online < 2)
 			continue;
+		if (cut_by_ctrl_c())
+			return 1;
 		rc |= bench_ring(&o);
 		if (!m[i].reader) {
 			o.cpu = this_cpu()->cpu;
@@ -420,8 +431,12 @@ static int bench_all(void)
 	for (int e = 1; event_names[e]; e++) {	/* the kernel's own writers */
 		parse_opts(2, noargs, &o);
 		o.event = e;
+		if (cut_by_ctrl_c())
+			return 1;
 		rc |= bench_ring(&o);
 	}
+	if (cut_by_ctrl_c())
+		return 1;
 	rc |= bench_tracepoint();
 	return rc;
 }

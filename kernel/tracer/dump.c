@@ -362,6 +362,13 @@ static void sink_raw(void *ctx, const void *buf, size_t len)
 	console_write_raw_held(buf, len);	/* dump_bin holds the console */
 }
 
+/* A dump's text and pages stop at a Ctrl-C (kernel/console_input.c). */
+static bool stop_on_ctrl_c(void *ctx)
+{
+	(void)ctx;
+	return console_cancelled();
+}
+
 static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 {
 	/* Static: MAX_CPUS entries are 14 KiB, most of the 16 KiB boot stack;
@@ -372,6 +379,8 @@ static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 					.enabled = enabled };
 	struct trace_sink sink = { sink_text, NULL };
 	struct trace_text_summary sum;
+
+	opts.stop = stop_on_ctrl_c;
 
 	for (unsigned c = 0; c < snap_ncpus; c++) {
 		struct snap_cpu *s = &snap[c];
@@ -390,6 +399,14 @@ static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 		cprintf("dump: the text formatter refused the snapshot\n");
 		return false;
 	}
+	if (sum.cut)
+		cprintf("dump: cut by Ctrl-C after %llu of %llu events\n",
+			(unsigned long long)sum.shown, (unsigned long long)sum.events);
+	else if (sum.shown < sum.events)
+		cprintf("dump: showed the last %llu of %llu events; %llu left out "
+			"(last=0 shows all)\n", (unsigned long long)sum.shown,
+			(unsigned long long)sum.events,
+			(unsigned long long)(sum.events - sum.shown));
 	return true;
 }
 
@@ -398,9 +415,13 @@ bool dump_text(uint32_t cpu, uint64_t last)
 	return take_snapshot() && print_text(cpu, last, trace_events_enabled());
 }
 
-/* The binary dump's frames into sink; w says what was written. */
+/*
+ * The binary dump's frames into sink; w says what was written. Ctrl-C cuts
+ * it only where cuttable: a save to the stick is counted, then written,
+ * and both passes must write the same frames.
+ */
 static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *sink,
-		      struct dump_writer *w)
+		      struct dump_writer *w, bool cuttable)
 {
 	struct dump_begin begin = {
 		.nr_cpus = snap_ncpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = snap_tsc_hz,
@@ -421,26 +442,45 @@ static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *s
 	for (unsigned c = 0; c < snap_ncpus; c++) {
 		if (cpu != DUMP_ALL_CPUS && c != cpu)
 			continue;
-		for (uint32_t i = 0; i < snap[c].npages; i++)
-			dump_write_page(w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
-					snap[c].lost_overrun[i], snap[c].lost_dropped[i]);
+		/* A cut still ends the stream with STATS and END, END saying so. */
+		for (uint32_t i = 0; i < snap[c].npages && !w->cut; i++) {
+			if (cuttable && stop_on_ctrl_c(NULL))
+				w->cut = true;
+			else
+				dump_write_page(w, c, snap[c].pages[i], RB_PAGE_SIZE_DEFAULT,
+						snap[c].lost_overrun[i], snap[c].lost_dropped[i]);
+		}
 	}
 	for (unsigned c = 0; c < snap_ncpus; c++)
 		dump_write_stats(w, &snap[c].stats);
 	dump_write_end(w);
 }
 
+/* Pages the snapshot holds for cpu (or every CPU). */
+static uint32_t snap_pages(uint32_t cpu)
+{
+	uint32_t pages = 0;
+
+	for (unsigned c = 0; c < snap_ncpus; c++)
+		if (cpu == DUMP_ALL_CPUS || c == cpu)
+			pages += snap[c].npages;
+	return pages;
+}
+
 static bool print_bin(uint32_t cpu, const uint8_t *enabled)
 {
 	struct trace_sink sink = { sink_raw, NULL };
 	struct dump_writer w;
+	uint32_t pages = snap_pages(cpu);
 	uint64_t flags;
 
 	flags = console_hold();
-	write_bin(cpu, enabled, &sink, &w);
+	write_bin(cpu, enabled, &sink, &w, true);
 	console_release(flags);
 	cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
 		(unsigned long long)w.events);
+	if (w.cut)
+		cprintf("dump: cut by Ctrl-C after %u of %u pages\n", w.pages, pages);
 	return true;
 }
 
@@ -468,11 +508,11 @@ static bool save_usb(uint32_t cpu, const uint8_t *enabled)
 	struct dump_writer w;
 	struct tracesave *s;
 
-	write_bin(cpu, enabled, &count, &w);
+	write_bin(cpu, enabled, &count, &w, false);
 	if (!(s = usb_save_begin(bytes)))
 		return false;
 	save = (struct trace_sink){ sink_save, s };
-	write_bin(cpu, enabled, &save, &w);
+	write_bin(cpu, enabled, &save, &w, false);
 	if (!usb_save_end(s, dump_id))
 		return false;
 	cprintf("dump: usb id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
@@ -511,6 +551,11 @@ void dump_prepare(void)
 {
 	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb"))
 		usb_trace_file();
+}
+
+uint64_t dump_default_last(void)
+{
+	return dump_last;
 }
 
 bool dump_default(void)

@@ -89,6 +89,7 @@
 #include "kernel/pmm.h"
 #include "kernel/spinlock.h"
 #include "kernel/tracing.h"
+#include "trace/format.h"
 #include "ftrace_stack.h"
 
 #define FTRACE_SITES_MAX	4096	/* table entries kept; more are dropped, reported */
@@ -575,30 +576,71 @@ int ftrace_set_tracer_by_name(const char *name)
 	for (int t = 0; t < FTRACE_TRACERS; t++)
 		if (!strcmp(name, tracer_names[t]))
 			return ftrace_set_tracer((enum ftrace_tracer)t);
-	printk("ftrace: unknown tracer '%s'; tracers are nop, function, function_graph\n", name);
-	return -1;
+	return -2;
 }
 
-int ftrace_set_list(enum ftrace_list which, const char *list)
+/* The items of list not named in unknown, comma-separated, into kept. */
+static void drop_unknown(const char *list, const char *unknown, char *kept)
 {
-	char unknown[FTRACE_LIST_MAX];
-	size_t len = strlen(list);
+	char item[FTRACE_LIST_MAX];
+	size_t at = 0;
 
+	while (*list) {
+		size_t len = 0;
+
+		while (list[len] && list[len] != ',')
+			len++;
+		memcpy(item, list, len);
+		item[len] = 0;
+		if (len && !cmdline_list_has(unknown, item)) {
+			if (at)
+				kept[at++] = ',';
+			memcpy(kept + at, item, len);
+			at += len;
+		}
+		list += len + (list[len] == ',');
+	}
+	kept[at] = 0;
+}
+
+int ftrace_set_list(enum ftrace_list which, const char *list, char *why, size_t cap)
+{
+	char unknown[FTRACE_LIST_MAX], kept[FTRACE_LIST_MAX];
+	size_t len = strlen(list);
+	int rc = 0;
+
+	if (!why)
+		cap = 0;
 	if (which >= FTRACE_LISTS)
 		return -1;
 	if (len >= FTRACE_LIST_MAX) {
-		printk("ftrace: %s: the list is longer than %u bytes; not changed\n",
-		       list_options[which], FTRACE_LIST_MAX - 1);
+		ksnprintf(why, cap, "the list is longer than %u bytes; not changed",
+			  FTRACE_LIST_MAX - 1);
 		return -1;
 	}
-	if (!context_ok(list_options[which]) || !lock_take())
+	if (!context_ok(list_options[which]) || !lock_take()) {
+		ksnprintf(why, cap, "the function tracer cannot change now; not changed");
 		return -1;
+	}
+	/*
+	 * Items that match no function are left out and the rest applies. A list
+	 * whose every item is unknown is refused: applied, an empty filter would
+	 * widen tracing to every function, the opposite of what was asked.
+	 */
 	if (ftrace_filter_apply(list, nsites, name_of, NULL, site_flags, SITE_SCRATCH,
 				unknown, sizeof(unknown))) {
-		lock_give();
-		printk("ftrace: %s: no traceable function matches %s; not changed\n",
-		       list_options[which], unknown);
-		return -1;
+		drop_unknown(list, unknown, kept);
+		if (!kept[0]) {
+			lock_give();
+			ksnprintf(why, cap, "no traceable function matches %s; not changed",
+				  unknown);
+			return -1;
+		}
+		ksnprintf(why, cap, "no traceable function matches %s; left out (applied: %s)",
+			  unknown, kept);
+		list = kept;
+		len = strlen(kept);
+		rc = 1;
 	}
 	ftrace_filter_apply(list, nsites, name_of, NULL, site_flags, list_bits[which], NULL, 0);
 	memcpy(cur_list[which], list, len + 1);
@@ -608,7 +650,7 @@ int ftrace_set_list(enum ftrace_list which, const char *list)
 	} else
 		update_sites();
 	lock_give();
-	return 0;
+	return rc;
 }
 
 const char *ftrace_list_get(enum ftrace_list which)
@@ -703,13 +745,31 @@ uint64_t ftrace_site_of(const char *name)
 
 void ftrace_boot(void)
 {
+	char why[2 * FTRACE_LIST_MAX + 96];
+	bool refused = false;
 	int rc = 0;
 
 	if (!ready)
 		return;
-	for (int w = 0; w < FTRACE_LISTS; w++)
-		if (opt_list[w][0])
-			rc |= ftrace_set_list((enum ftrace_list)w, opt_list[w]);
+	for (int w = 0; w < FTRACE_LISTS; w++) {
+		int r;
+
+		if (!opt_list[w][0])
+			continue;
+		r = ftrace_set_list((enum ftrace_list)w, opt_list[w], why, sizeof(why));
+		if (r)
+			printk("ftrace: %s=%s: %s\n", list_options[w], opt_list[w], why);
+		/* filter and graph_function narrow: refused, they would trace everything. */
+		refused |= r < 0 && w != FTRACE_NOTRACE;
+		rc |= r;
+	}
+	if (opt_tracer != FTRACE_NOP && refused) {
+		printk("ftrace: ftrace=%s not started: a list that would narrow it was refused, "
+		       "and every function would be traced instead; start it from the shell "
+		       "(tracer %s) once the list is right\n", tracer_names[opt_tracer],
+		       tracer_names[opt_tracer]);
+		return;
+	}
 	if (opt_tracer != FTRACE_NOP)
 		rc |= ftrace_set_tracer((enum ftrace_tracer)opt_tracer);
 	if (opt_tracer != FTRACE_NOP || rc) {

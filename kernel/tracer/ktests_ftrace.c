@@ -84,7 +84,7 @@ static const char *reset(void)
 	if (ftrace_set_tracer(FTRACE_NOP))
 		return "could not set nop";
 	for (int w = 0; w < FTRACE_LISTS; w++)
-		if (ftrace_set_list((enum ftrace_list)w, ""))
+		if (ftrace_set_list((enum ftrace_list)w, "", NULL, 0))
 			return "could not clear a list";
 	ftrace_set_graph_depth(0);
 	return NULL;
@@ -116,7 +116,7 @@ KTEST(ftrace_chain)
 
 	if (why)
 		return why;
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*", NULL, 0));
 	KT_ASSERT(!ftrace_set_tracer(FTRACE_FUNCTION));
 	ftrace_get_stats(&st);
 	KT_ASSERT(st.enabled == 4);	/* a, b, c, leaf */
@@ -149,13 +149,17 @@ KTEST(ftrace_filters)
 
 	if (why)
 		return why;
-	/* Bad names are refused and change nothing. */
-	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "ftrace_work_a,no_such_fn") == -1);
-	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "nomatch*") == -1);
+	/* A list of bad names only is refused and changes nothing (it must not
+	 * widen tracing to every function); a bad name among good ones is left out. */
+	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "nomatch*", NULL, 0) == -1);
 	KT_ASSERT(!strcmp(ftrace_list_get(FTRACE_FILTER), ""));
+	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "ftrace_work_a,no_such_fn", NULL, 0) == 1);
+	KT_ASSERT(!strcmp(ftrace_list_get(FTRACE_FILTER), "ftrace_work_a"));
+	KT_ASSERT(ftrace_set_list(FTRACE_FILTER, "no_such_fn", NULL, 0) == -1);
+	KT_ASSERT(!strcmp(ftrace_list_get(FTRACE_FILTER), "ftrace_work_a"));
 	/* Exactly what they name. */
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_?,ftrace_work_leaf"));
-	KT_ASSERT(!ftrace_set_list(FTRACE_NOTRACE, "ftrace_work_b"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_?,ftrace_work_leaf", NULL, 0));
+	KT_ASSERT(!ftrace_set_list(FTRACE_NOTRACE, "ftrace_work_b", NULL, 0));
 	KT_ASSERT(!ftrace_set_tracer(FTRACE_FUNCTION));
 	ftrace_get_stats(&st);
 	KT_ASSERT(st.enabled == 3);
@@ -164,15 +168,15 @@ KTEST(ftrace_filters)
 	KT_ASSERT(!enabled("smp_init"));
 	KT_ASSERT(events_of(ftrace_work_a) == 3);	/* a, c, c */
 	/* graph_function: only below b. */
-	KT_ASSERT(!ftrace_set_list(FTRACE_NOTRACE, ""));
-	KT_ASSERT(!ftrace_set_list(FTRACE_GRAPH_FUNCTION, "ftrace_work_b"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_NOTRACE, "", NULL, 0));
+	KT_ASSERT(!ftrace_set_list(FTRACE_GRAPH_FUNCTION, "ftrace_work_b", NULL, 0));
 	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
 	KT_ASSERT(events_of(ftrace_work_a) == 6);	/* b, c, c: entry and exit */
 	KT_ASSERT(events_of(ftrace_work_c) == 0);	/* not below b */
-	KT_ASSERT(!ftrace_set_list(FTRACE_GRAPH_FUNCTION, ""));
+	KT_ASSERT(!ftrace_set_list(FTRACE_GRAPH_FUNCTION, "", NULL, 0));
 	KT_ASSERT(events_of(ftrace_work_c) == 2);
 	/* Switching the filter while on repatches: now c alone. */
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_c"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_c", NULL, 0));
 	KT_ASSERT(events_of(ftrace_work_a) == 4);	/* c, c */
 	ftrace_get_stats(&st);
 	KT_ASSERT(st.enabled == 1 && st.refused == 0);
@@ -197,7 +201,7 @@ KTEST(ftrace_graph_mixed)
 
 	if (why)
 		return why;
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*", NULL, 0));
 	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
 	for (unsigned i = 0; i < 2; i++) {
 		KT_ASSERT(trace_event_set(off[i], false) == 0);
@@ -262,7 +266,7 @@ KTEST(ftrace_graph_irq_nmi)
 
 	if (why)
 		return why;
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*,ftrace_depth_probe"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*,ftrace_depth_probe", NULL, 0));
 	KT_ASSERT(!ftrace_set_tracer(FTRACE_GRAPH));
 	irq_calls = nmi_calls = wrong_stack = 0;
 	trap_set_handler(VEC_TIMER, on_test_timer);
@@ -335,7 +339,7 @@ KTEST(ftrace_flip_stress)
 
 	if (why)
 		return why;
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*", NULL, 0));
 	flip_stop = false;
 	for (unsigned c = 1; c < cpu_count; c++) {
 		flip_loops[c] = 0;
@@ -467,7 +471,7 @@ static const char *two_patchers(bool tracer)
 	why = reset();
 	if (why)
 		return why;
-	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*"));
+	KT_ASSERT(!ftrace_set_list(FTRACE_FILTER, "ftrace_work_*", NULL, 0));
 	two = (typeof(two)){ .asked = UINT64_MAX };
 	irq_disable();
 	if (!smp_call_async(1, two_flipper, tracer ? &two : NULL)) {

@@ -34,8 +34,18 @@ static int cmd_tracer(int argc, char **argv)
 		cprintf("error: usage: tracer [nop|function|function_graph]\n");
 		return 1;
 	}
-	if (argc == 2 && ftrace_set_tracer_by_name(argv[1]))
-		return 1;
+	if (argc == 2) {
+		int rc = ftrace_set_tracer_by_name(argv[1]);
+
+		if (rc == -2)
+			cprintf("error: tracer: unknown tracer '%.32s'; tracers are nop, function, "
+				"function_graph\n", argv[1]);
+		else if (rc)
+			cprintf("error: tracer %.32s: the function tracer cannot change now\n",
+				argv[1]);
+		if (rc)
+			return 1;
+	}
 	show_stats();
 	return 0;
 }
@@ -102,7 +112,7 @@ static int ftrace_bench(enum ftrace_tracer only)
 	if (!ftrace_site_of("ftrace_work_leaf"))
 		return 0;		/* a kernel without sites: the reference */
 	rc |= ftrace_set_tracer(FTRACE_NOP);
-	rc |= ftrace_set_list(FTRACE_FILTER, "ftrace_work_leaf");
+	rc |= ftrace_set_list(FTRACE_FILTER, "ftrace_work_leaf", NULL, 0);
 	for (enum ftrace_tracer t = FTRACE_FUNCTION; t <= FTRACE_GRAPH; t++) {
 		if (only != FTRACE_NOP && t != only)
 			continue;
@@ -111,7 +121,7 @@ static int ftrace_bench(enum ftrace_tracer only)
 		bench_one(ftrace_tracer_name(t), BENCH_CALLS);
 	}
 	rc |= ftrace_set_tracer(FTRACE_NOP);
-	rc |= ftrace_set_list(FTRACE_FILTER, filter);
+	rc |= ftrace_set_list(FTRACE_FILTER, filter, NULL, 0);
 	rc |= ftrace_set_tracer(was);
 	return rc ? 1 : 0;
 }
@@ -120,6 +130,9 @@ static const char *const list_words[FTRACE_LISTS] = { "filter", "notrace", "grap
 
 static int cmd_ftrace(int argc, char **argv)
 {
+	char why[2 * FTRACE_LIST_MAX + 96];
+	int rc;
+
 	if (argc == 1) {
 		show_stats();
 		return 0;
@@ -132,8 +145,14 @@ static int cmd_ftrace(int argc, char **argv)
 				"- clears it)\n", list_words[w]);
 			return 1;
 		}
-		if (ftrace_set_list((enum ftrace_list)w, strcmp(argv[2], "-") ? argv[2] : ""))
+		rc = ftrace_set_list((enum ftrace_list)w, strcmp(argv[2], "-") ? argv[2] : "", why,
+				     sizeof(why));
+		if (rc < 0) {
+			cprintf("error: ftrace %s %.64s: %s\n", list_words[w], argv[2], why);
 			return 1;
+		}
+		if (rc)
+			cprintf("ftrace: %s: %s\n", list_words[w], why);
 		show_stats();
 		return 0;
 	}

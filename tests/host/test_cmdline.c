@@ -209,7 +209,8 @@ static void test_uint(void **state)
 	REJECT("tuint=1001", "tuint=1001", "out of range", "1..1000");
 	REJECT("tuint=0", "tuint=0", "out of range");
 	REJECT("tuint=0x3e9", "tuint=0x3e9", "out of range");
-	REJECT("tuint=-5", "tuint=-5");
+	REJECT("tuint=-5", "tuint=-5", "out of range", "1..1000");	/* a number, below 0 */
+	REJECT("tuint=-x", "tuint=-x", "not a number");
 	REJECT("tuint=", "tuint=", "number is required");
 	REJECT("tuint", "tuint", "number is required");
 	REJECT("tuint=abc", "tuint=abc", "not a number");
@@ -304,13 +305,20 @@ static void test_list(void **state)
 	ACCEPT("tlist=ccc,bb,a,a,bb");	/* 15 characters: the most that fits */
 	assert_string_equal(t_list, "ccc,bb,a,a,bb");
 
-	strcpy(t_list, "bb");
-	/* One unknown item rejects the whole value. */
-	REJECT("tlist=a,zz,bb", "tlist=a,zz,bb", "'zz'", "a|bb|ccc");
+	/* An unknown item is named (one message, one problem) and left out; the rest applies. */
+	REJECT("tlist=a,zz,bb", "tlist=a,zz,bb", "'zz' is not known", "a|bb|ccc",
+	       "left out: using tlist=a,bb");
+	assert_string_equal(t_list, "a,bb");
+	REJECT("tlist=zz,ccc,yy", "'zz' (and more) is not known", "using tlist=ccc");
+	assert_string_equal(t_list, "ccc");
+	REJECT("tlist=a,b", "tlist=a,b", "'b'", "using tlist=a");	/* no prefix match */
+	assert_string_equal(t_list, "a");
+	REJECT("tlist=a,,bb", "tlist=a,,bb", "'' is not known", "using tlist=a,bb");
+	REJECT("tlist=bb,", "'' is not known", "using tlist=bb");	/* nor an empty item */
 	assert_string_equal(t_list, "bb");
-	REJECT("tlist=a,b", "tlist=a,b", "'b'");	/* no prefix match */
-	REJECT("tlist=a,,bb", "tlist=a,,bb");		/* nor an empty item */
-	REJECT("tlist=cccc", "tlist=cccc", "'cccc'");
+	/* No known item at all: refused whole, unchanged. */
+	REJECT("tlist=cccc", "tlist=cccc", "'cccc'", "left unchanged");
+	REJECT("tlist=zz,,yy", "'zz' (and more)", "left unchanged");
 	REJECT("tlist=a,bb,ccc,a,bb,ccc", "tlist=a,bb,ccc,a,bb,ccc", "longer than 15");
 	REJECT("tlist=", "tlist=", "value is required");
 	REJECT("tlist", "tlist");

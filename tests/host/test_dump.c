@@ -100,6 +100,18 @@ static void make_page(uint8_t *page, uint32_t size, uint32_t cpu, uint64_t pos,
 #define REC(kind, delta)	rb_record_word((kind), (uint32_t)(delta))
 #define HDR(id, ctx, n)		trace_ent_pack((id), trace_ent_ctx(ctx), (n))
 
+/* A stop hook that says stop once it has been asked `left` times. */
+struct stop_after {
+	int left;
+};
+
+static bool stop_after_fn(void *ctx)
+{
+	struct stop_after *sa = ctx;
+
+	return sa->left-- <= 0;
+}
+
 static void test_text_exact(void **state)
 {
 	static uint8_t p0[2048] __aligned(8), p1[2048] __aligned(8), p2[2048] __aligned(8);
@@ -171,6 +183,32 @@ static void test_text_exact(void **state)
 	assert_int_equal(sum.unknown, 1);
 	assert_int_equal(sum.lost_lines, 1);
 	assert_int_equal(sum.malformed, 1);
+	assert_int_equal(sum.shown, 6);
+	assert_false(sum.cut);
+
+	/* A stop after k lines (Ctrl-C in the kernel): exactly the first k lines. */
+	const uint64_t all = sum.printed + sum.lost_lines + sum.malformed;	/* 8 */
+	for (int after = 0; after <= 9; after++) {
+		struct stop_after sa = { .left = after };
+		struct trace_text_opts so = o;
+		const char *end = strstr(want, "#         | |");
+
+		so.stop = stop_after_fn;
+		so.stop_ctx = &sa;
+		out.len = 0;
+		assert_int_equal(trace_text_write(tc, 2, &so, scratch, sizeof(scratch), &sink,
+						  &sum), 0);
+		end = strchr(end, '\n') + 1;	/* the header, then `after` lines */
+		for (int i = 0; i < after && *end; i++)
+			end = strchr(end, '\n') + 1;
+		assert_int_equal(out.len, (size_t)(end - want));
+		assert_memory_equal(out.p, want, out.len);
+		assert_int_equal(sum.cut, after < (int)all);
+		assert_int_equal(sum.printed + sum.lost_lines + sum.malformed,
+				 after < (int)all ? (uint64_t)after : all);
+		/* Events among those lines: all but the LOST (2nd) and MALFORMED (8th). */
+		assert_int_equal(sum.shown, after < 2 ? after : after < 8 ? after - 1 : 6);
+	}
 
 	/* Negative times, and scratch too small. */
 	out.len = 0;
@@ -198,7 +236,6 @@ static void test_text_parse_arg(void **state)
 	assert_int_equal(trace_text_parse_arg("last=18446744073709551615", &o), 0);
 	assert_int_equal(o.last, UINT64_MAX);
 	assert_int_equal(trace_text_parse_arg("last=18446744073709551616", &o), -1);
-	assert_int_equal(trace_text_parse_arg("last=0", &o), -1);
 	assert_int_equal(trace_text_parse_arg("last=", &o), -1);
 	assert_int_equal(trace_text_parse_arg("last=1x", &o), -1);
 	assert_int_equal(trace_text_parse_arg("cpu=-1", &o), -1);
@@ -207,6 +244,8 @@ static void test_text_parse_arg(void **state)
 	assert_int_equal(o.cpu, 3);
 	assert_int_equal(trace_text_parse_arg("text", &o), 1);
 	assert_int_equal(trace_text_parse_arg("", &o), 1);
+	assert_int_equal(trace_text_parse_arg("last=0", &o), 0);	/* all, as dump.last=0 */
+	assert_int_equal(o.last, 0);
 }
 
 /* ---- round trip ---- */

@@ -2,6 +2,7 @@
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -115,8 +116,25 @@ def test_damaged_capture_is_reported(qemu, decoder, tmp_path):
     assert "END" in d.stderr or "ends inside" in d.stderr, d.stderr
 
 
-def test_shell_dump_commands(shell):
-    s = shell()
+def ctrl_c_during(s, command, needle, timeout=300):
+    """Type command, and Ctrl-C once its output shows needle; return the reply
+    and the console's byte offset where the command began."""
+    start = len(s.buf)
+    s.send(command.encode() + b"\r")
+    deadline = time.time() + timeout
+    while s.buf.find(needle, start) < 0:
+        assert s.p.poll() is None and time.time() < deadline, s.text()[-2000:]
+        time.sleep(0.02)
+    s.send(b"\x03")
+    return s.wait_prompt(timeout), start
+
+
+def test_shell_dump_commands(shell, decoder, tmp_path):
+    # A full buffer: 2 CPUs x 256 pages of marks, about 170,000 events (12 MB as
+    # text, minutes on a serial line); recording stopped, so every dump below
+    # shows the same snapshot.
+    s = shell("run=marks,shell marks.count=200000 trace.pages=256", timeout=600)
+    s.cmd("stop")
     out = s.cmd("dump text last=5")
     assert out.startswith("# tracer: baretrace\n"), out
     assert len([l for l in out.splitlines() if EVENT.match(l.encode())]) == 5
@@ -128,6 +146,36 @@ def test_shell_dump_commands(shell):
     assert s.cmd("dump pdf") == "error: usage: dump text|bin|usb [cpu=N] [last=N]\n"
     assert s.cmd("dump text cpu=9").startswith("error: dump: 'cpu=9' is not accepted")
     assert s.cmd("dump bin last=4") == "error: dump bin carries whole pages: last= is for dump text\n"
+
+    # Without last=: dump.last= (200) events, and a line saying how many were left out.
+    out = s.cmd("dump text")
+    total = int(re.search(r"^# entries-in-buffer/entries-written: (\d+)/", out, re.M).group(1))
+    assert total > 100000, out[:1000]
+    assert len([l for l in out.splitlines() if EVENT.match(l.encode())]) == 200
+    assert out.endswith(f"dump: showed the last 200 of {total} events; {total - 200} left out "
+                        "(last=0 shows all)\n"), out[-500:]
+
+    # Ctrl-C (byte 0x03 on the serial line) cuts a whole dump short; the shell goes on.
+    out, _ = ctrl_c_during(s, "dump text last=0", b": bench: seq=")
+    m = re.search(r"^dump: cut by Ctrl-C after (\d+) of (\d+) events\n\Z", out, re.M)
+    assert m, out[-500:]
+    printed = len([l for l in out.splitlines() if EVENT.match(l.encode())])
+    assert printed == int(m.group(1)) < int(m.group(2)) == total, (printed, m.groups(), total)
+
+    # The binary dump: cut at a page, the stream still ended (STATS, END), decodable.
+    out, start = ctrl_c_during(s, "dump bin", b"\xbaTR\xce")
+    m = re.search(r"^dump: cut by Ctrl-C after (\d+) of (\d+) pages$", out, re.M)
+    assert m and int(m.group(1)) < int(m.group(2)), out[-500:]
+    cap = tmp_path / "cut.bin"
+    with s.lock:
+        cap.write_bytes(s.buf[start:])
+    d = subprocess.run([str(decoder), str(cap), "--quiet"], capture_output=True, timeout=120,
+                       text=True)
+    assert d.returncode == 0, d.stderr
+    assert re.search(rf"was cut short in the kernel \(Ctrl-C\): it ends after {m.group(1)} "
+                     r"pages", d.stderr), d.stderr
+    assert "damaged" not in d.stderr.lower(), d.stderr
+    assert re.search(r"^cpus: online=2 ", s.cmd("cpus"), re.M)
     s.send(b"poweroff\r")
     assert s.close() == 0
 

@@ -1,6 +1,17 @@
-"""The serial shell: every command, errors, editing, long lines, garbage."""
+"""The serial shell: every command, errors, editing, long lines, garbage, Ctrl-C."""
+import fcntl
+import os
+import pty
 import random
 import re
+import select
+import signal
+import subprocess
+import termios
+import time
+
+import boot_lock
+from conftest import ROOT
 
 
 def test_commands_and_errors(shell):
@@ -50,3 +61,88 @@ def test_editing_long_lines_and_garbage(shell):
     assert re.search(r"^  poweroff ", s.text()[t0:], re.M), s.text()[-2000:]
     s.send(b"poweroff\r")
     assert s.close() == 0
+
+
+def test_every_refusal_is_one_error_line(shell):
+    """Bad input says one specific line and loses nothing, at boot and in the
+    shell, in one boot: a bad job among good ones is named and the good ones
+    run; a negative number is out of range; a filter that matches nothing is
+    refused and the tracer not started (never every function traced instead);
+    a shell command refused answers one `error:` line and changes nothing."""
+    s = shell("run=demo,nope,shell demo.ms=50 dump.last=-1 ftrace=function "
+              "ftrace.filter=lapic_*", timeout=300)
+    boot = s.text()
+    assert re.search(r"^\[[ \d.]+\] cmdline: run=demo,nope,shell: 'nope' is not known; "
+                     r"accepted: comma-separated .*; left out: using run=demo,shell$", boot,
+                     re.M), boot
+    assert re.search(r"run: job=demo result=pass$", boot, re.M), boot
+    assert re.search(r"\] cmdline: dump\.last=-1: invalid value: out of range; "
+                     r"accepted: 0\.\.100000000; left unchanged$", boot, re.M), boot
+    assert re.search(r"^dump: showed the last 200 of (\d+) events; \d+ left out", boot, re.M)
+    assert re.search(r"\] ftrace: ftrace\.filter=lapic_\*: no traceable function matches "
+                     r"lapic_\*; not changed$", boot, re.M), boot
+    assert re.search(r"\] ftrace: ftrace=function not started: ", boot, re.M), boot
+    assert re.search(r"^ftrace: tracer=nop sites=\d+ enabled=0 ", s.cmd("tracer"), re.M)
+
+    assert s.cmd("tracer bogus") == \
+        "error: tracer: unknown tracer 'bogus'; tracers are nop, function, function_graph\n"
+    assert s.cmd("ftrace filter nosuch") == \
+        "error: ftrace filter nosuch: no traceable function matches nosuch; not changed\n"
+    assert s.cmd("ktest nosuch,smp_call_reaches_every_cpu") == \
+        "error: ktest: no test named 'nosuch'; nothing run\n"
+    out = s.cmd("ftrace filter smp_*,lapic_*")
+    assert out.startswith("ftrace: filter: no traceable function matches lapic_*; left out "
+                          "(applied: smp_*)\n"), out
+    assert "\nftrace.filter=smp_*\n" in out, out
+    enabled = int(re.search(r"^ftrace: tracer=function sites=\d+ enabled=(\d+) ",
+                            s.cmd("tracer function"), re.M).group(1))
+    # Counted apart: the functions the glob names, and those marked traced.
+    named = int(re.search(r"^functions: (\d+) of ", s.cmd("functions smp_*"), re.M).group(1))
+    on = re.findall(r"^(\S+) \[on\]$", s.cmd("functions"), re.M)
+    assert 0 < enabled == named == len(on), (enabled, named, on)
+    assert all(f.startswith("smp_") for f in on), on
+    s.send(b"poweroff\r")
+    assert s.close() == 0
+
+
+def test_ctrl_c_on_a_terminal_reaches_the_kernel():
+    """`make run` on a terminal: Ctrl-C is a byte for the kernel (run-qemu.sh's
+    signal=off), not SIGINT for QEMU: it drops the shell's line and QEMU lives
+    on. Ctrl-A X still ends QEMU, and make with it, without an error."""
+    master, slave = pty.openpty()
+    args = ["make", "run", "CPUS=1", "CMDLINE=run=shell"]
+
+    def own_terminal():             # the pty is make's controlling terminal, as a shell's is
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    lock = boot_lock.acquire(args)
+    p = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT,
+                         preexec_fn=own_terminal, pass_fds=() if lock is None else (lock,))
+    boot_lock.started(lock, p)
+    os.close(slave)
+    out = bytearray()
+
+    def read_until(needle, timeout=300):
+        deadline = time.time() + timeout
+        while out.replace(b"\r", b"").find(needle) < 0:   # the pty adds \r too
+            assert time.time() < deadline and p.poll() is None, out.decode("utf-8", "replace")
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    out.extend(os.read(master, 4096))
+                except OSError:         # the other side closed
+                    pass
+    try:
+        read_until(b"baretrace> ")
+        os.write(master, b"cpuz\x03")
+        read_until(b"cpuz^C\nbaretrace> ")
+        os.write(master, b"cpus\r")
+        read_until(b"cpus: online=1 ")
+        os.write(master, b"\x01x")
+        assert p.wait(60) == 0, out.decode("utf-8", "replace")
+        assert b"Error" not in out, out.decode("utf-8", "replace")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)    # make, run-qemu.sh and QEMU
+            p.wait()
+        os.close(master)

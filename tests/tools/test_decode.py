@@ -132,7 +132,9 @@ def test_selections(tmp_path):
     r = decode(cap, "cpu=3", "last=4")
     assert parse_text(r.stdout)[0] == [e for e in full if e[1] == 3][-4:]
     assert decode(cap, "--cpu", "x").returncode == 2
-    assert decode(cap, "--last", 0).returncode == 2
+    r = decode(cap, "--last", 0)            # 0 is all, as the kernel's last=0
+    assert r.returncode == 0 and parse_text(r.stdout)[0] == full
+    assert decode(cap, "--last", -1).returncode == 2
     assert decode(cap, "last=x").returncode == 2
     assert decode(cap, "--dump", 2).returncode == 2
 
