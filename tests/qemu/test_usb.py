@@ -9,7 +9,9 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     the kernel printed.  fsck.fat -n clean.  The bytes of the saves are
     unchanged by the refused one.
   - USB 2 (p3=0: no USB 3 port, the stick at high speed after a port reset)
-    on a second image: one save, the same comparison, fsck clean.
+    on a second image: run=demo,fault, the demo's save (the same comparison)
+    and then the panic's (panic.dump=usb): the fault's 16 marks are the last
+    events of the second save, fsck clean.
   - a foreign TRACE.BIN header: the refusal line, and the image's bytes
     unchanged (sha256).
 """
@@ -67,15 +69,16 @@ def decode(decoder, path, k, tmp_path):
     return text.read_text(), int(m.group(1)), int(m.group(2))
 
 
-def compare_saves(r, decoder, serial, trace_bin, saves, tmp_path):
-    """Save k of TRACE.BIN against dump k of the serial capture and the kernel's counts."""
+def compare_saves(r, decoder, serial, trace_bin, saves, tmp_path, in_file=None):
+    """Save k of TRACE.BIN against dump k of the serial capture and the kernel's counts
+    (the first saves; in_file: the saves the file holds, saves if None)."""
     usb_lines = r.all(r"^dump: usb id=")
     bin_lines = r.all(r"^dump: bin id=")
-    assert len(usb_lines) == saves, r.out
+    assert len(usb_lines) == (in_file or saves), r.out
     for k in range(1, saves + 1):
         got, n_file, ev_file = decode(decoder, trace_bin, k, tmp_path / "f")
         want, _, ev_serial = decode(decoder, serial, k, tmp_path / "s")
-        assert n_file == saves
+        assert n_file == (in_file or saves)
         assert got == want, f"save {k} differs from serial dump {k}"
         ev_kernel = int(re.search(r"events=(\d+)", usb_lines[k - 1]).group(1))
         assert ev_file == ev_kernel == ev_serial == \
@@ -123,18 +126,30 @@ def test_usb3_saves_until_full(qemu, decoder, tools, tmp_path):
     assert not data[end:].strip(b"\0") or data[end:end + 512] == bytes(512)
 
 
-def test_usb2_save(qemu, decoder, tools, tmp_path):
+def test_usb2_save_and_panic(qemu, decoder, tools, tmp_path):
     (tmp_path / "f").mkdir()
     (tmp_path / "s").mkdir()
     img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
     part = make_stick(img, 8)
-    r = qemu("run=demo dump=bin,usb exit", timeout=180, serial=serial,
+    r = qemu("run=demo,fault dump=bin,usb panic.dump=usb exit", timeout=180, serial=serial,
              opts=["--usb-image", str(img), "--usb-xhci", "p3=0"])
-    assert r.rc == 0, r.out
+    assert r.rc == 1, r.out                 # the fault fails the run
+    assert r.all(r"^run: job=\w+ result=") == ["run: job=demo result=pass"], r.out
+    assert r.has(r"^PANIC: unhandled exception: vector=14 "), r.out
     assert r.has(r"^usb: xhci \S+ port 1: connected usb2 speed=high$"), r.out
     assert r.has(r"^usb: device=.* speed=high"), r.out
-    assert r.has(r"^usb: saved seq=1 "), r.out
-    compare_saves(r, decoder, serial, take_out(img, part, tmp_path), 1, tmp_path)
+    assert [l.split()[2] for l in r.all(r"^usb: saved ")] == ["seq=1", "seq=2"], r.out
+    trace_bin = take_out(img, part, tmp_path)
+    compare_saves(r, decoder, serial, trace_bin, 1, tmp_path, in_file=2)
+    # The panic's save: the marks run=fault recorded just before it faulted
+    # (fault.marks=16 by default: seq 1..16) are its last events, all of them.
+    text, n, events = decode(decoder, trace_bin, 2, tmp_path / "f")
+    assert n == 2
+    assert events == int(re.search(r"events=(\d+)", r.all(r"^dump: usb id=")[1]).group(1))
+    seqs = [int(s) for s in re.findall(r"^\s*task-0\s+\[000\] .* bench: seq=(\d+)$", text,
+                                       re.M)]
+    assert seqs[-16:] == list(range(1, 17)), text[-2000:]
+    assert re.findall(r": (\w+): ", text)[-1] == "bench"
 
 
 def test_foreign_header_is_never_written(qemu, tools, tmp_path):
