@@ -14,6 +14,12 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     events of the second save, fsck clean.
   - a foreign TRACE.BIN header: the refusal line, and the image's bytes
     unchanged (sha256).
+  - trace.record=usb, two CPUs, rings of 4 pages, run=record twice on a
+    1 MiB file: the first stream holds every bench event each CPU's writer
+    says it stored, present or counted in a LOST marker exactly where it
+    is missing, over 4 times the ring; cpu 0 (which drains between its
+    events) loses none.  The second fills the file: one line, the stream
+    still ends whole (END), what it holds consistent the same way.
 """
 import hashlib
 import re
@@ -59,11 +65,12 @@ def take_out(img, part, tmp_path):
     return out
 
 
-def decode(decoder, path, k, tmp_path):
+def decode(decoder, path, k, tmp_path, complete=False):
     text = tmp_path / f"dump{k}.txt"
     p = subprocess.run([decoder, path, "--dump", str(k), "--text", text],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.returncode == 0, p.stderr
+    assert not complete or "complete (verified by END)" in p.stderr, p.stderr
     m = re.search(r"dump \d+ of (\d+) .*?(\d+) events", p.stderr)
     assert m, p.stderr
     return text.read_text(), int(m.group(1)), int(m.group(2))
@@ -167,3 +174,70 @@ def test_foreign_header_is_never_written(qemu, tools, tmp_path):
     assert r.has(r"^usb: save: no trace file to save into$"), r.out
     assert not r.has(r"^usb: saved"), r.out
     assert sha(img) == before
+
+
+RECORD_EVENT = re.compile(r"^\s*task-\d+\s+\[(\d{3})\] .* bench: seq=(\d+)$")
+RECORD_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
+
+
+def record_check(text, stored, whole):
+    """Per CPU, in buffer order: every bench seq from the writer's first on
+    is present or counted by the LOST marker just before the next one
+    present; whole: nothing missing at the end (the writer's last is there)
+    and seen + lost = stored.  Returns {cpu: (seen, lost)}."""
+    nxt, pending, seen, lost = {}, {}, {}, {}
+    for line in text.split("\n"):
+        m = RECORD_LOST.match(line)
+        if m:
+            c = int(m.group(1))
+            pending[c] = pending.get(c, 0) + int(m.group(2))
+            continue
+        m = RECORD_EVENT.match(line)
+        if not m:
+            continue
+        c, seq = int(m.group(1)), int(m.group(2))
+        want = nxt.get(c, stored[c]["first"])
+        assert seq - want == pending.get(c, 0), (c, seq, want, pending.get(c))
+        lost[c] = lost.get(c, 0) + pending.pop(c, 0)
+        seen[c] = seen.get(c, 0) + 1
+        nxt[c] = seq + 1
+    for c, st in stored.items():
+        if whole:
+            assert nxt[c] == st["last"] + 1 and not pending.get(c), (c, nxt.get(c), st)
+            assert seen[c] + lost.get(c, 0) == st["stored"], (c, seen[c], lost.get(c), st)
+        else:
+            assert nxt[c] <= st["last"] + 1
+    return {c: (seen.get(c, 0), lost.get(c, 0)) for c in stored}
+
+
+def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_path):
+    img = tmp_path / "stick.img"
+    part = make_stick(img, 1)
+    count, pages = 45000, 4
+    r = qemu(f"run=record,record trace.record=usb trace.pages={pages} "
+             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
+             smp=2, timeout=240, opts=["--usb-image", str(img)])
+    assert r.rc == 1, r.out                 # the second stream did not fit whole
+    assert r.all(r"^run: job=\w+ result=") == ["run: job=record result=pass",
+                                               "run: job=record result=fail"], r.out
+    assert len(r.all(r"^record: TRACE\.BIN is full after \d+ pages; recording to the "
+                     r"stick stops, the in-memory trace goes on$")) == 1, r.out
+    # The writers' own counts, per run: {cpu: {stored, dropped, first, last}}.
+    runs = [{}, {}]
+    for i, l in enumerate(r.all(r"^record: cpu=\d+ stored=")):
+        f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", l)}
+        assert f["stored"] == count and f["dropped"] == 0, l
+        runs[i // 2][f["cpu"]] = f
+    ends = [dict(re.findall(r"(\w+)=(\d+)", l)) for l in r.all(r"^record: saved dump_id=")]
+    assert len(ends) == 2, r.out
+    trace_bin = take_out(img, part, tmp_path)
+    (tmp_path / "f").mkdir()
+    for k, whole in ((1, True), (2, False)):
+        text, n, events = decode(decoder, trace_bin, k, tmp_path / "f", complete=True)
+        assert n == 2 and events == int(ends[k - 1]["events"])
+        got = record_check(text, runs[k - 1], whole)
+        assert sum(l for _, l in got.values()) == int(ends[k - 1]["lost"])
+        if whole:
+            # Longer than the ring: 4 pages hold at most 4 * 4096 / 12 events.
+            assert count >= 4 * pages * 4096 // 12
+            assert got[0] == (count, 0), got     # the draining CPU keeps up with itself
