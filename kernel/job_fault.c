@@ -5,6 +5,8 @@
  * other online CPUs record bench events with seq ((cpu + 1) << 24) + 1,
  * 2, ... at a slow pace until they are stopped.
  *
+ * Recording is switched on first, whatever the jobs before left.
+ *
  * fault.cpu=<n> picks the CPU that faults (0, the boot CPU, by default);
  * fault.cpu=all makes every online CPU fault: the boot CPU after its marks,
  * every other one as soon as it sees recording stop (the boot CPU's panic
@@ -134,6 +136,9 @@ __noinline bool job_fault(void)
 {
 	uint32_t cpu;
 
+	/* A job before this one (run=demo,fault) may have stopped recording: the
+	 * marks must be recorded for the panic dump to end with them. */
+	tracing_start();
 	if (!strcmp(fault_cpu, "all"))
 		return fault_all();
 	if (!parse_cpu(&cpu) || cpu >= cpu_count || !cpus[cpu] || !cpus[cpu]->online) {

@@ -15,6 +15,7 @@
 #include "kernel/jobs.h"
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
+#include "kernel/record.h"
 #include "kernel/shell.h"
 
 static bool job_ktest(void)
@@ -37,6 +38,8 @@ static bool job_shell(void)
 	X("bench", bench_job)				\
 	X("dump", dump_default)	/* what the buffers hold now, as dump= says */ \
 	X("marks", job_marks)				\
+	X("record", record_job)	/* trace.record=usb: a long trace streamed */ \
+	X("record_bench", record_bench_job)		\
 	X("triple", job_triple)				\
 	X("hang", job_hang)
 

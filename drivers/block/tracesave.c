@@ -91,11 +91,44 @@ void tracesave_begin(struct tracesave *s, const struct tracefile *tf,
 		s->err = TRACESAVE_EFULL;
 }
 
-/* Write the staged blocks (the last one padded with zeros). */
-static void ts_flush(struct tracesave *s)
+void tracesave_begin_stream(struct tracesave *s, const struct tracefile *tf,
+			    const struct tracesave_scan *sc, uint8_t *buf, uint32_t buf_bytes,
+			    uint32_t dump_id)
+{
+	tracesave_begin(s, tf, sc, buf, buf_bytes);
+	s->stream = true;
+	s->dump_id = dump_id;
+	if (s->buf_blocks < 2 && !s->err)
+		s->err = TRACESAVE_EFULL;
+}
+
+uint64_t tracesave_free_bytes(const struct tracesave *s)
+{
+	return s->err ? 0 : s->room * s->tf->block_size - s->fill;
+}
+
+/* The mark of the save as written so far: blocks of frames after it, bytes in them. */
+static int ts_mark(struct tracesave *s, uint32_t dump_id, uint64_t bytes)
 {
 	uint32_t bs = s->tf->block_size;
-	uint32_t n = (s->fill + bs - 1) / bs;
+	struct tracesave_mark m = {
+		.seq = s->seq, .dump_id = dump_id, .block_size = bs,
+		.blocks = s->lba - s->mark_lba - 1, .bytes = bytes,
+	};
+
+	tracesave_mark_make(s->buf, bs, &m);
+	return tracefile_write(s->tf, s->mark_lba, 1, s->buf);
+}
+
+/*
+ * Write the staged blocks (the last one padded with zeros).  A stream's
+ * go out with Z after them in one write (the staging keeps a block for
+ * it), then its checkpoint: the mark of the whole blocks written so far.
+ */
+static void ts_flush(struct tracesave *s, bool checkpoint)
+{
+	uint32_t bs = s->tf->block_size;
+	uint32_t n = (s->fill + bs - 1) / bs, z;
 	int err;
 
 	if (!n || s->err)
@@ -105,19 +138,24 @@ static void ts_flush(struct tracesave *s)
 		s->err = TRACESAVE_EFULL;
 		return;
 	}
-	if ((err = tracefile_write(s->tf, s->lba, n, s->buf))) {
+	z = s->stream && n < s->room ? 1 : 0;
+	zero(s->buf + (size_t)n * bs, (size_t)z * bs);
+	if ((err = tracefile_write(s->tf, s->lba, n + z, s->buf))) {
 		s->err = err;
 		return;
 	}
 	s->lba += n;
 	s->room -= n;
 	s->fill = 0;
+	if (checkpoint && s->stream &&
+	    (err = ts_mark(s, s->dump_id, (s->lba - s->mark_lba - 1) * bs)))
+		s->err = err;
 }
 
 void tracesave_put(struct tracesave *s, const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	uint32_t cap = s->buf_blocks * s->tf->block_size;
+	uint32_t cap = (s->buf_blocks - (s->stream ? 1 : 0)) * s->tf->block_size;
 
 	while (len && !s->err) {
 		uint32_t n = cap - s->fill;
@@ -131,20 +169,16 @@ void tracesave_put(struct tracesave *s, const void *data, size_t len)
 		p += n;
 		len -= n;
 		if (s->fill == cap)
-			ts_flush(s);
+			ts_flush(s, true);
 	}
 }
 
 int tracesave_end(struct tracesave *s, uint32_t dump_id)
 {
 	uint32_t bs = s->tf->block_size;
-	struct tracesave_mark m = {
-		.seq = s->seq, .dump_id = dump_id, .block_size = bs,
-		.blocks = (s->bytes + bs - 1) / bs, .bytes = s->bytes,
-	};
 	int err;
 
-	ts_flush(s);
+	ts_flush(s, false);
 	if (!s->err && !s->bytes)
 		s->err = TRACESAVE_EEMPTY;	/* a mark of no frames would not parse */
 	if (s->err)
@@ -153,8 +187,7 @@ int tracesave_end(struct tracesave *s, uint32_t dump_id)
 	zero(s->buf, bs);
 	if (s->room && (err = tracefile_write(s->tf, s->lba, 1, s->buf)))
 		return s->err = err;
-	tracesave_mark_make(s->buf, bs, &m);
-	if ((err = tracefile_write(s->tf, s->mark_lba, 1, s->buf)))
+	if ((err = ts_mark(s, dump_id, s->bytes)))
 		return s->err = err;
 	return 0;
 }

@@ -7,9 +7,10 @@
  *
  * A save is staged in a 64 KiB buffer (whole blocks, one bulk transfer
  * each) and written through tracesave.c, which places it after the saves
- * already there and writes its mark last.  A streaming writer (frames
- * written as pages fill, issue 34's trace.record=usb) can take the same
- * path: usb_save_begin() with the room it needs, tracesave_put() per page.
+ * already there and writes its mark last.  A stream (trace.record=usb:
+ * frames written as pages fill) has its own state and staging, and all
+ * the free room; a one-off save while a stream is open (a panic) ends the
+ * stream at its last checkpoint first, so the two never share blocks.
  */
 #include <stddef.h>
 #include <block/stick_err.h>
@@ -27,6 +28,9 @@ static struct tracefile stick_tf;
 static const struct tracefile *stick;	/* &stick_tf once found */
 static struct tracesave save;
 static uint8_t *stage;			/* STAGE_BYTES */
+static struct tracesave stream;		/* trace.record=usb's */
+static uint8_t *stream_stage;		/* STAGE_BYTES */
+static bool stream_open;
 static uint8_t block_buf[BLOCK_SIZE_MAX];
 
 const struct tracefile *usb_trace_file(void)
@@ -64,26 +68,44 @@ const struct tracefile *usb_trace_file(void)
 	return stick;
 }
 
-struct tracesave *usb_save_begin(uint64_t bytes)
+/* The trace file, a staging buffer in *buf and the saves already there; NULL after a line. */
+static const struct tracefile *save_place(uint8_t **buf, struct tracesave_scan *sc)
 {
 	const struct tracefile *tf = usb_trace_file();
-	struct tracesave_scan sc;
-	uint64_t need;
 
 	if (!tf) {
 		printk("usb: save: no trace file to save into\n");
 		return NULL;
 	}
-	if (!stage)
-		stage = (uint8_t *)(uintptr_t)pmm_alloc_nowait(STAGE_BYTES / PAGE_SIZE, 1);
-	if (!stage) {
+	if (!*buf)
+		*buf = (uint8_t *)(uintptr_t)pmm_alloc_nowait(STAGE_BYTES / PAGE_SIZE, 1);
+	if (!*buf) {
 		printk("usb: save: no memory for the staging buffer\n");
 		return NULL;
 	}
-	if (tracesave_scan(tf, block_buf, &sc)) {
+	if (tracesave_scan(tf, block_buf, sc)) {
 		printk("usb: save: reading the saves in TRACE.BIN failed; nothing written\n");
 		return NULL;
 	}
+	return tf;
+}
+
+struct tracesave *usb_save_begin(uint64_t bytes)
+{
+	const struct tracefile *tf;
+	struct tracesave_scan sc;
+	uint64_t need;
+
+	if (stream_open) {
+		printk("usb: save: the stream (trace.record=usb) ends at its last checkpoint, "
+		       "%llu bytes, for this save\n", (unsigned long long)((stream.lba -
+		       stream.mark_lba - 1) * stream.tf->block_size));
+		if (!stream.err)
+			stream.err = TRACESAVE_EFULL;
+		stream_open = false;
+	}
+	if (!(tf = save_place(&stage, &sc)))
+		return NULL;
 	need = tracesave_blocks(tf->block_size, bytes);
 	if (need > sc.free_blocks) {
 		printk("usb: save: TRACE.BIN is full: this save needs %llu blocks, %llu are free "
@@ -111,4 +133,32 @@ bool usb_save_end(struct tracesave *s, uint32_t dump_id)
 	       s->seq, dump_id, (unsigned long long)s->bytes, (unsigned long long)s->mark_lba,
 	       (unsigned long long)(s->lba - s->mark_lba), (unsigned long long)s->room);
 	return true;
+}
+
+struct tracesave *usb_stream_begin(uint32_t dump_id, uint64_t min_bytes)
+{
+	const struct tracefile *tf;
+	struct tracesave_scan sc;
+
+	if (stream_open)
+		usb_stream_end(&stream, dump_id);
+	if (!(tf = save_place(&stream_stage, &sc)))
+		return NULL;
+	tracesave_begin_stream(&stream, tf, &sc, stream_stage, STAGE_BYTES, dump_id);
+	if (tracesave_free_bytes(&stream) < min_bytes) {
+		printk("usb: save: TRACE.BIN is full: a stream needs %llu bytes, %llu are free "
+		       "after %u saves; nothing written\n", (unsigned long long)min_bytes,
+		       (unsigned long long)tracesave_free_bytes(&stream), sc.saves);
+		return NULL;
+	}
+	stream_open = true;
+	return &stream;
+}
+
+bool usb_stream_end(struct tracesave *s, uint32_t dump_id)
+{
+	if (s != &stream || !stream_open)
+		return false;	/* ended already (a one-off save took over) */
+	stream_open = false;
+	return usb_save_end(s, dump_id);
 }

@@ -30,12 +30,22 @@
  * index to be read: `baretrace-decode TRACE.BIN` scans the file as it
  * scans a serial capture, and the marks and zeros are bytes between dumps.
  *
+ * A streaming save (trace.record=usb) does not know its size: its frames
+ * are put as the trace is read.  Each time its staging fills, the staged
+ * blocks and a zero block after them (Z) go out in one write, then its
+ * mark, rewritten with the blocks written so far (a checkpoint).  So a
+ * stream cut short is a save up to its last checkpoint (its frames end
+ * mid-frame there; the decoder reports the cut and keeps what is whole),
+ * and the next save goes after it.  Its end is an ordinary save's end: the
+ * rest, Z, the mark with the exact byte count.
+ *
  * Every write goes through tracefile_write(): nothing here can reach the
  * header or anything outside the data area.
  */
 #ifndef BLOCK_TRACESAVE_H
 #define BLOCK_TRACESAVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <block/tracefile.h>
@@ -100,6 +110,8 @@ struct tracesave {
 	uint32_t buf_blocks;	/* its size in blocks, >= 1 */
 	uint32_t fill;		/* bytes staged in buf */
 	int err;		/* the first error (TRACEFILE_E*, TRACESAVE_E*); then no more */
+	bool stream;		/* a streaming save: a checkpoint after each flush */
+	uint32_t dump_id;	/* a stream's, for its checkpoints */
 };
 
 /*
@@ -108,6 +120,16 @@ struct tracesave {
  */
 void tracesave_begin(struct tracesave *s, const struct tracefile *tf,
 		     const struct tracesave_scan *sc, uint8_t *buf, uint32_t buf_bytes);
+/*
+ * Start a streaming save of dump dump_id at the place sc found: as
+ * tracesave_begin(), and each flush is followed by a checkpoint.  buf:
+ * at least two blocks (one is kept for Z).
+ */
+void tracesave_begin_stream(struct tracesave *s, const struct tracefile *tf,
+			    const struct tracesave_scan *sc, uint8_t *buf, uint32_t buf_bytes,
+			    uint32_t dump_id);
+/* Bytes that may still be put with room left for tracesave_end(); 0 after an error. */
+uint64_t tracesave_free_bytes(const struct tracesave *s);
 /* Append len bytes of frames (nothing once s->err is set). */
 void tracesave_put(struct tracesave *s, const void *data, size_t len);
 /*

@@ -37,6 +37,20 @@ uint64_t dump_default_last(void);
  */
 bool dump_panic(bool text, bool bin, bool usb, uint64_t last);
 
+/*
+ * A dump's head into sink: BEGIN (nr_cpus, the clock rate), then the
+ * events' descriptions (enabled: as dump_write_events()), the kernel's
+ * symbols and trace_printk formats.  For the stream of trace.record=usb,
+ * which then sends its own CLOCK, PAGE, STATS and END frames; its id from
+ * dump_new_id(), which no snapshot shares.
+ */
+struct dump_writer;
+struct trace_sink;
+void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint16_t id,
+		     uint32_t nr_cpus, uint64_t tsc_hz, uint64_t tsc_err_ppb,
+		     const uint8_t *enabled);
+uint16_t dump_new_id(void);
+
 /* One CPU's clock as a dump describes it (conversion, skew, trust). */
 struct dump_clock;
 void dump_cpu_clock(uint32_t cpu, struct dump_clock *out);

@@ -27,4 +27,15 @@ struct tracesave *usb_save_begin(uint64_t bytes);
 /* End it (the mark written last); one line either way.  True if saved. */
 bool usb_save_end(struct tracesave *s, uint32_t dump_id);
 
+/*
+ * Begin a streaming save (<block/tracesave.h>) of dump dump_id after the
+ * saves already in the file, with all the free room; NULL after one line
+ * if there is no trace file or less than min_bytes of room.  One stream
+ * at a time; a usb_save_begin() meanwhile ends it at its last checkpoint
+ * (its s->err set, usb_stream_end() then returns false).
+ */
+struct tracesave *usb_stream_begin(uint32_t dump_id, uint64_t min_bytes);
+/* End it as usb_save_end() does; false if it failed or had been ended. */
+bool usb_stream_end(struct tracesave *s, uint32_t dump_id);
+
 #endif

@@ -18,6 +18,7 @@
 #include "kernel/console.h"
 #include "kernel/demo.h"
 #include "kernel/dump.h"
+#include "kernel/record.h"
 #include "kernel/shell.h"
 #include "kernel/tracing.h"
 
@@ -75,8 +76,10 @@ static void demo_cpu(void *arg)
 			lapic_send_ipi(cpus[target]->apic_id, VEC_TEST);
 			next_ipi += DEMO_IPI_US * us;
 		}
-		if (pc->cpu == 0)
+		if (pc->cpu == 0) {
 			clock_watchdog_poll(false);	/* a check if one is due */
+			record_poll();			/* trace.record=usb: full pages out */
+		}
 		cpu_relax();
 	}
 	lapic_timer_stop();
@@ -93,6 +96,7 @@ bool demo_run(void)
 	trap_set_handler(VEC_TEST, on_demo_ipi);
 	tracing_reconfigure(trace_pages, trace_mode);	/* start from empty buffers */
 	tracing_start();
+	record_begin();
 	printk("demo: %u CPUs tracing for %llu ms: LAPIC ticks at %u Hz, IPIs every %u us, "
 	       "an event every %u us\n", cpus_online, (unsigned long long)demo_ms,
 	       DEMO_TICK_HZ, DEMO_IPI_US, DEMO_PRODUCE_US);
@@ -104,6 +108,7 @@ bool demo_run(void)
 		if (cpus[c] && cpus[c]->online && !smp_call_wait(c, demo_ms + 10000))
 			printk("demo: cpu=%u did not finish\n", c);
 	tracing_stop();
+	record_end(NULL);
 	tracing_flush_all();
 	printk("demo: done; recording stopped\n");
 	bool ok = dump_default();

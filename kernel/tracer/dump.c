@@ -29,6 +29,7 @@
 #include "kernel/kstring.h"
 #include "kernel/panic.h"
 #include "kernel/pmm.h"
+#include "kernel/record.h"
 #include "kernel/trace_printk.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
@@ -415,6 +416,29 @@ bool dump_text(uint32_t cpu, uint64_t last)
 	return take_snapshot() && print_text(cpu, last, trace_events_enabled());
 }
 
+void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint16_t id,
+		     uint32_t nr_cpus, uint64_t tsc_hz, uint64_t tsc_err_ppb,
+		     const uint8_t *enabled)
+{
+	struct dump_begin begin = {
+		.nr_cpus = nr_cpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = tsc_hz,
+		.tsc_err_ppb = tsc_err_ppb, .start_cycles = rdtsc(),
+	};
+	struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
+	struct dump_syms_src fmts = {
+		(uint32_t)(__stop_trace_printk_fmts - __start_trace_printk_fmts), 0, fmt_at, NULL };
+
+	dump_write_begin(w, sink, id, &begin);
+	dump_write_events(w, &trace_builtin_catalog, enabled);
+	dump_write_symbols(w, &src);
+	dump_write_printk_formats(w, &fmts);
+}
+
+uint16_t dump_new_id(void)
+{
+	return ++dump_id;
+}
+
 /*
  * The binary dump's frames into sink; w says what was written. Ctrl-C cuts
  * it only where cuttable: a save to the stick is counted, then written,
@@ -423,20 +447,7 @@ bool dump_text(uint32_t cpu, uint64_t last)
 static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *sink,
 		      struct dump_writer *w, bool cuttable)
 {
-	struct dump_begin begin = {
-		.nr_cpus = snap_ncpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = snap_tsc_hz,
-		.tsc_err_ppb = snap_tsc_err_ppb, .start_cycles = rdtsc(),
-	};
-
-	dump_write_begin(w, sink, dump_id, &begin);
-	dump_write_events(w, &trace_builtin_catalog, enabled);
-	{
-		struct dump_syms_src src = { ksym_count(), ksym_end(), sym_at, NULL };
-		struct dump_syms_src fmts = {
-			(uint32_t)(__stop_trace_printk_fmts - __start_trace_printk_fmts), 0, fmt_at, NULL };
-		dump_write_symbols(w, &src);
-		dump_write_printk_formats(w, &fmts);
-	}
+	dump_write_head(w, sink, dump_id, snap_ncpus, snap_tsc_hz, snap_tsc_err_ppb, enabled);
 	for (unsigned c = 0; c < snap_ncpus; c++)
 		dump_write_clock(w, &snap[c].clock);
 	for (unsigned c = 0; c < snap_ncpus; c++) {
@@ -549,7 +560,7 @@ bool dump_walked(bool text, bool bin, bool usb, uint64_t last, const uint8_t *en
 
 void dump_prepare(void)
 {
-	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb"))
+	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb") || record_enabled())
 		usb_trace_file();
 }
 

@@ -290,6 +290,96 @@ static void test_write_refused(void **state)
 	free(ram.d);
 }
 
+/* Stale marks in every block from lba on: what a save must not be taken for. */
+static void forge_marks(uint64_t lba)
+{
+	struct tracesave_mark forged = { .seq = 50, .block_size = 512, .blocks = 1, .bytes = 1 };
+
+	for (uint64_t b = lba; b + 1 < DATA + NDATA; b++)
+		tracesave_mark_make(ram.d + b * 512, 512, &forged);
+}
+
+/* The mark after a scan found exactly saves saves, the last one at lba. */
+static void last_save(uint32_t saves, uint64_t lba, struct tracesave_mark *m)
+{
+	struct tracesave_scan sc;
+
+	assert_int_equal(tracesave_scan(&tf, scratch, &sc), STICK_OK);
+	assert_int_equal(sc.saves, saves);
+	assert_int_equal(tracesave_mark_parse(ram.d + lba * 512, m), 0);
+	assert_int_equal(sc.next_lba, lba + 1 + m->blocks);
+}
+
+/* A streaming save: a checkpoint after each flush, a cut stream kept up to
+ * its last one, the next save after it, an end with the exact count.
+ * Mutations caught: no checkpoint (the stream is no save until its end),
+ * no Z in the flush's write (the stale mark after a checkpoint counts as a
+ * save), the stream's staging not keeping Z's block (the frames run into
+ * Z), tracesave_free_bytes() larger than what tracesave_end() can write. */
+static void test_stream(void **state)
+{
+	uint32_t cap = (sizeof(stage) / 512 - 1) * 512;	/* a stream's staged bytes */
+	uint8_t chunk[700];
+	struct tracesave_scan sc;
+	struct tracesave_mark m;
+	struct tracesave s;
+	uint64_t at, put = 0;
+
+	(void)state;
+	setup_disk(512, NDATA);
+	assert_int_equal(save(0, 3000, &sc), 0);
+	at = DATA + tracesave_blocks(512, 3000);
+	forge_marks(at + 1);		/* stale, behind the Z of save 0 */
+	assert_int_equal(tracesave_scan(&tf, scratch, &sc), STICK_OK);
+	tracesave_begin_stream(&s, &tf, &sc, stage, sizeof(stage), 7);
+	while (put < 2 * cap + 100) {
+		for (uint32_t i = 0; i < sizeof(chunk); i++)
+			chunk[i] = pat(1, put + i);
+		tracesave_put(&s, chunk, sizeof(chunk));
+		put += sizeof(chunk);
+	}
+	assert_int_equal(s.err, 0);
+	last_save(2, at, &m);				/* two checkpoints */
+	assert_int_equal(m.seq, 2);
+	assert_int_equal(m.dump_id, 7);
+	assert_int_equal(m.blocks, 2 * cap / 512);
+	assert_int_equal(m.bytes, 2 * cap);
+	check_frames(1, at + 1, 2 * cap);
+	/* Cut: the device fails in the next flush; the last checkpoint stands. */
+	ram.fail_after = 0;
+	for (uint32_t i = 0; i < cap / sizeof(chunk) + 1; i++)
+		tracesave_put(&s, chunk, sizeof(chunk));
+	assert_int_equal(s.err, TRACEFILE_EIO);
+	assert_int_equal(tracesave_free_bytes(&s), 0);
+	last_save(2, at, &m);
+	assert_int_equal(m.blocks, 2 * cap / 512);
+	/* The next save goes after it; a stream that ends gets its exact count. */
+	assert_int_equal(save(2, 1000, &sc), 0);
+	assert_int_equal(sc.next_lba, at + 1 + m.blocks);
+	at = sc.next_lba + tracesave_blocks(512, 1000);
+	assert_int_equal(tracesave_scan(&tf, scratch, &sc), STICK_OK);
+	tracesave_begin_stream(&s, &tf, &sc, stage, sizeof(stage), 8);
+	tracesave_put(&s, chunk, 5);
+	assert_int_equal(tracesave_end(&s, 8), 0);
+	last_save(4, at, &m);
+	assert_int_equal(m.bytes, 5);
+	assert_int_equal(m.blocks, 1);
+	/* Filled to its last free byte, it still ends. */
+	assert_int_equal(tracesave_scan(&tf, scratch, &sc), STICK_OK);
+	tracesave_begin_stream(&s, &tf, &sc, stage, sizeof(stage), 9);
+	assert_int_equal(tracesave_free_bytes(&s), (sc.free_blocks - 1) * 512);
+	while (tracesave_free_bytes(&s)) {
+		uint64_t n = tracesave_free_bytes(&s);
+		tracesave_put(&s, chunk, n < sizeof(chunk) ? n : sizeof(chunk));
+	}
+	assert_int_equal(tracesave_end(&s, 9), 0);
+	assert_int_equal(tracesave_scan(&tf, scratch, &sc), STICK_OK);
+	assert_int_equal(sc.saves, 5);
+	assert_int_equal(sc.free_blocks, 0);
+	assert_int_equal(ram.outside, 0);
+	free(ram.d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_cut_short),
 		cmocka_unit_test(test_bad_marks),
 		cmocka_unit_test(test_write_refused),
+		cmocka_unit_test(test_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

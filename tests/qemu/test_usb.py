@@ -9,9 +9,17 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     the kernel printed.  fsck.fat -n clean.  The bytes of the saves are
     unchanged by the refused one.
   - USB 2 (p3=0: no USB 3 port, the stick at high speed after a port reset)
-    on a second image: one save, the same comparison, fsck clean.
+    on a second image: run=demo,fault, the demo's save (the same comparison)
+    and then the panic's (panic.dump=usb): the fault's 16 marks are the last
+    events of the second save, fsck clean.
   - a foreign TRACE.BIN header: the refusal line, and the image's bytes
     unchanged (sha256).
+  - trace.record=usb, two CPUs, rings of 4 pages, run=record twice on a
+    1 MiB file: the first stream holds every bench event each CPU's writer
+    says it stored, present or counted in a LOST marker exactly where it
+    is missing, over 4 times the ring; cpu 0 (which drains between its
+    events) loses none.  The second fills the file: one line, the stream
+    still ends whole (END), what it holds consistent the same way.
 """
 import hashlib
 import re
@@ -57,25 +65,27 @@ def take_out(img, part, tmp_path):
     return out
 
 
-def decode(decoder, path, k, tmp_path):
+def decode(decoder, path, k, tmp_path, complete=False):
     text = tmp_path / f"dump{k}.txt"
     p = subprocess.run([decoder, path, "--dump", str(k), "--text", text],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.returncode == 0, p.stderr
+    assert not complete or "complete (verified by END)" in p.stderr, p.stderr
     m = re.search(r"dump \d+ of (\d+) .*?(\d+) events", p.stderr)
     assert m, p.stderr
     return text.read_text(), int(m.group(1)), int(m.group(2))
 
 
-def compare_saves(r, decoder, serial, trace_bin, saves, tmp_path):
-    """Save k of TRACE.BIN against dump k of the serial capture and the kernel's counts."""
+def compare_saves(r, decoder, serial, trace_bin, saves, tmp_path, in_file=None):
+    """Save k of TRACE.BIN against dump k of the serial capture and the kernel's counts
+    (the first saves; in_file: the saves the file holds, saves if None)."""
     usb_lines = r.all(r"^dump: usb id=")
     bin_lines = r.all(r"^dump: bin id=")
-    assert len(usb_lines) == saves, r.out
+    assert len(usb_lines) == (in_file or saves), r.out
     for k in range(1, saves + 1):
         got, n_file, ev_file = decode(decoder, trace_bin, k, tmp_path / "f")
         want, _, ev_serial = decode(decoder, serial, k, tmp_path / "s")
-        assert n_file == saves
+        assert n_file == (in_file or saves)
         assert got == want, f"save {k} differs from serial dump {k}"
         ev_kernel = int(re.search(r"events=(\d+)", usb_lines[k - 1]).group(1))
         assert ev_file == ev_kernel == ev_serial == \
@@ -123,18 +133,30 @@ def test_usb3_saves_until_full(qemu, decoder, tools, tmp_path):
     assert not data[end:].strip(b"\0") or data[end:end + 512] == bytes(512)
 
 
-def test_usb2_save(qemu, decoder, tools, tmp_path):
+def test_usb2_save_and_panic(qemu, decoder, tools, tmp_path):
     (tmp_path / "f").mkdir()
     (tmp_path / "s").mkdir()
     img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
     part = make_stick(img, 8)
-    r = qemu("run=demo dump=bin,usb exit", timeout=180, serial=serial,
+    r = qemu("run=demo,fault dump=bin,usb panic.dump=usb exit", timeout=180, serial=serial,
              opts=["--usb-image", str(img), "--usb-xhci", "p3=0"])
-    assert r.rc == 0, r.out
+    assert r.rc == 1, r.out                 # the fault fails the run
+    assert r.all(r"^run: job=\w+ result=") == ["run: job=demo result=pass"], r.out
+    assert r.has(r"^PANIC: unhandled exception: vector=14 "), r.out
     assert r.has(r"^usb: xhci \S+ port 1: connected usb2 speed=high$"), r.out
     assert r.has(r"^usb: device=.* speed=high"), r.out
-    assert r.has(r"^usb: saved seq=1 "), r.out
-    compare_saves(r, decoder, serial, take_out(img, part, tmp_path), 1, tmp_path)
+    assert [l.split()[2] for l in r.all(r"^usb: saved ")] == ["seq=1", "seq=2"], r.out
+    trace_bin = take_out(img, part, tmp_path)
+    compare_saves(r, decoder, serial, trace_bin, 1, tmp_path, in_file=2)
+    # The panic's save: the marks run=fault recorded just before it faulted
+    # (fault.marks=16 by default: seq 1..16) are its last events, all of them.
+    text, n, events = decode(decoder, trace_bin, 2, tmp_path / "f")
+    assert n == 2
+    assert events == int(re.search(r"events=(\d+)", r.all(r"^dump: usb id=")[1]).group(1))
+    seqs = [int(s) for s in re.findall(r"^\s*task-0\s+\[000\] .* bench: seq=(\d+)$", text,
+                                       re.M)]
+    assert seqs[-16:] == list(range(1, 17)), text[-2000:]
+    assert re.findall(r": (\w+): ", text)[-1] == "bench"
 
 
 def test_foreign_header_is_never_written(qemu, tools, tmp_path):
@@ -152,3 +174,70 @@ def test_foreign_header_is_never_written(qemu, tools, tmp_path):
     assert r.has(r"^usb: save: no trace file to save into$"), r.out
     assert not r.has(r"^usb: saved"), r.out
     assert sha(img) == before
+
+
+RECORD_EVENT = re.compile(r"^\s*task-\d+\s+\[(\d{3})\] .* bench: seq=(\d+)$")
+RECORD_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
+
+
+def record_check(text, stored, whole):
+    """Per CPU, in buffer order: every bench seq from the writer's first on
+    is present or counted by the LOST marker just before the next one
+    present; whole: nothing missing at the end (the writer's last is there)
+    and seen + lost = stored.  Returns {cpu: (seen, lost)}."""
+    nxt, pending, seen, lost = {}, {}, {}, {}
+    for line in text.split("\n"):
+        m = RECORD_LOST.match(line)
+        if m:
+            c = int(m.group(1))
+            pending[c] = pending.get(c, 0) + int(m.group(2))
+            continue
+        m = RECORD_EVENT.match(line)
+        if not m:
+            continue
+        c, seq = int(m.group(1)), int(m.group(2))
+        want = nxt.get(c, stored[c]["first"])
+        assert seq - want == pending.get(c, 0), (c, seq, want, pending.get(c))
+        lost[c] = lost.get(c, 0) + pending.pop(c, 0)
+        seen[c] = seen.get(c, 0) + 1
+        nxt[c] = seq + 1
+    for c, st in stored.items():
+        if whole:
+            assert nxt[c] == st["last"] + 1 and not pending.get(c), (c, nxt.get(c), st)
+            assert seen[c] + lost.get(c, 0) == st["stored"], (c, seen[c], lost.get(c), st)
+        else:
+            assert nxt[c] <= st["last"] + 1
+    return {c: (seen.get(c, 0), lost.get(c, 0)) for c in stored}
+
+
+def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_path):
+    img = tmp_path / "stick.img"
+    part = make_stick(img, 1)
+    count, pages = 45000, 4
+    r = qemu(f"run=record,record trace.record=usb trace.pages={pages} "
+             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
+             smp=2, timeout=240, opts=["--usb-image", str(img)])
+    assert r.rc == 1, r.out                 # the second stream did not fit whole
+    assert r.all(r"^run: job=\w+ result=") == ["run: job=record result=pass",
+                                               "run: job=record result=fail"], r.out
+    assert len(r.all(r"^record: TRACE\.BIN is full after \d+ pages; recording to the "
+                     r"stick stops, the in-memory trace goes on$")) == 1, r.out
+    # The writers' own counts, per run: {cpu: {stored, dropped, first, last}}.
+    runs = [{}, {}]
+    for i, l in enumerate(r.all(r"^record: cpu=\d+ stored=")):
+        f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", l)}
+        assert f["stored"] == count and f["dropped"] == 0, l
+        runs[i // 2][f["cpu"]] = f
+    ends = [dict(re.findall(r"(\w+)=(\d+)", l)) for l in r.all(r"^record: saved dump_id=")]
+    assert len(ends) == 2, r.out
+    trace_bin = take_out(img, part, tmp_path)
+    (tmp_path / "f").mkdir()
+    for k, whole in ((1, True), (2, False)):
+        text, n, events = decode(decoder, trace_bin, k, tmp_path / "f", complete=True)
+        assert n == 2 and events == int(ends[k - 1]["events"])
+        got = record_check(text, runs[k - 1], whole)
+        assert sum(l for _, l in got.values()) == int(ends[k - 1]["lost"])
+        if whole:
+            # Longer than the ring: 4 pages hold at most 4 * 4096 / 12 events.
+            assert count >= 4 * pages * 4096 // 12
+            assert got[0] == (count, 0), got     # the draining CPU keeps up with itself
