@@ -39,14 +39,14 @@ ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
+	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_sync.c arch/x86/smp_call.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/static_key.c kernel/watchdog_rule.c \
+	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
 	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
@@ -111,7 +111,7 @@ NOTRACE_SRCS := trace/% kernel/tracer/% \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
 	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
 	kernel/watchdog_rule.c kernel/console.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
-	kernel/panic.c
+	kernel/panic.c kernel/cpu_hooks.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
 TRACED_SRCS := kernel/tracer/ftrace_work.c
 ftrace_flags = $(if $(filter $(TRACED_SRCS),$(1)),$(FTRACE_FLAGS),$(if $(filter $(NOTRACE_SRCS),$(1)),,$(FTRACE_FLAGS)))

@@ -26,12 +26,11 @@ void tracing_init_boot(void);
 /* A buffer of the same size for every other CPU with an area (after smp_init). */
 void tracing_init(void);
 /*
- * Boot tracing of the APs' own bring-up: smp_init() readies CPU c's buffer
- * memory before starting it; the AP builds its buffer itself once its clock
- * is final (from its sync loop), and records from then on.
+ * Boot tracing of the APs' own bring-up is the tracer's CPU hook
+ * (<kernel/cpu_hooks.h>): CPU c's buffer memory is readied before it
+ * starts; the AP builds its buffer itself once its clock is final, and
+ * records from then on.
  */
-void tracing_prepare_ap(unsigned c);
-void tracing_ap_start(struct percpu *pc);
 /*
  * Rebuild every buffer empty with pages/mode; recording on if it was.  Call
  * at task level, outside any reservation.  The old buffers are freed only

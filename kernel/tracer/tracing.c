@@ -54,6 +54,7 @@
 #include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/cpu_hooks.h"
 #include "kernel/kstring.h"
 #include "kernel/persist.h"
 #include "kernel/pmm.h"
@@ -164,10 +165,11 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
 }
 
 /*
- * An AP's buffer built by the AP itself, during bring-up (boot tracing):
- * smp_init() has the memory ready before it starts the AP
- * (tracing_prepare_ap()), and the AP builds its buffer as soon as its clock
- * is final (tracing_ap_start(), from its sync loop: after any
+ * An AP's buffer built by the AP itself, during bring-up (boot tracing),
+ * through the tracer's CPU hook (<kernel/cpu_hooks.h>): the memory is
+ * ready before the AP starts (tracing_prepare_ap(), its prepare), and the
+ * AP builds its buffer as soon as its clock is final (tracing_ap_start(),
+ * its start, from the AP's sync loop: after any
  * IA32_TSC_ADJUST write, before the warp test), so its events from there
  * on (its side of the warp test, for one) are in the trace.  The owner
  * builds it, so the first page's base is its own clock and needs no skew
@@ -195,7 +197,7 @@ static struct {
 	void **tab;
 } ap_buf[MAX_CPUS];
 
-void tracing_prepare_ap(unsigned c)
+static void tracing_prepare_ap(unsigned c)
 {
 	uint32_t n = trace_pages;
 
@@ -208,9 +210,8 @@ void tracing_prepare_ap(unsigned c)
 	__atomic_store_n(&ap_buf[c].state, AP_READY, __ATOMIC_RELEASE);
 }
 
-void tracing_ap_start(struct percpu *pc)
+static void tracing_ap_start(unsigned c)
 {
-	unsigned c = pc->cpu;
 	uint32_t ready = AP_READY;
 	struct rb_cpu_config cfg;
 
@@ -226,9 +227,11 @@ void tracing_ap_start(struct percpu *pc)
 	}
 	buffers[c] = ap_buf[c].cb;
 	page_tables[c] = ap_buf[c].tab;
-	__atomic_store_n(&pc->rb, ap_buf[c].cb, __ATOMIC_RELEASE);
+	__atomic_store_n(&cpus[c]->rb, ap_buf[c].cb, __ATOMIC_RELEASE);
 	__atomic_store_n(&ap_buf[c].state, AP_BUILT, __ATOMIC_RELEASE);
 }
+
+CPU_HOOK(tracing, .name = "tracing", .prepare = tracing_prepare_ap, .start = tracing_ap_start);
 
 /* tracing_init(): the slots whose AP did not build are given back. */
 static void ap_bufs_settle(void)
