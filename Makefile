@@ -49,7 +49,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/string.c \
 	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
 	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
-	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
+	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/shell_ftrace.c \
 	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
@@ -172,7 +172,8 @@ $(BUILD)/%.o: %.asm Makefile
 	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -i $(BUILD)/gen/ -o $@ $<
 
 # Generated assembly constants (Linux's asm-offsets): asm_offsets.c compiled
-# to assembly, where each DEFINE() left a line `->NAME value expression`;
+# to assembly, where each DEFINE() left a line `->NAME value expression`
+# (value a number, or symbol+number for a per-CPU variable's %gs offset);
 # those lines become NASM %defines. Its -MMD file makes a changed header
 # regenerate them, and the trampolines are rebuilt with them.
 $(BUILD)/gen/asm_offsets.s: kernel/tracer/asm_offsets.c Makefile
@@ -182,7 +183,7 @@ $(BUILD)/gen/asm_offsets.s: kernel/tracer/asm_offsets.c Makefile
 $(BUILD)/gen/asm_offsets.inc: $(BUILD)/gen/asm_offsets.s
 	$(call quiet,GEN,$@)
 	$(Q){ echo "; generated from kernel/tracer/asm_offsets.c: do not edit"; \
-	  sed -n 's/^[[:space:]]*\.ascii[[:space:]]*"->\([A-Za-z0-9_]*\) \([-0-9]*\) \(.*\)"$$/%define \1 \2\t; \3/p' $<; \
+	  sed -n 's/^[[:space:]]*\.ascii[[:space:]]*"->\([A-Za-z0-9_]*\) \([-+A-Za-z0-9_]*\) \(.*\)"$$/%define \1 \2\t; \3/p' $<; \
 	} > $@
 	$(Q)test "$$(grep -c '^%define' $@)" = "$$(grep -c '"->' $<)" || \
 		{ echo "asm_offsets: a DEFINE() line was not converted"; rm -f $@; exit 1; }

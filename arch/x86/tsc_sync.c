@@ -261,7 +261,8 @@ static bool smp_pingpong(struct skew_sample *out, const struct pingpong_limits *
 	__atomic_store_n(&sync.phase, SYNC_PINGPONG, __ATOMIC_RELEASE);
 	uint64_t good = tsc.hz / 1000000 * PINGPONG_GOOD_NS / 1000;
 
-	for (uint64_t i = 0; i < PINGPONG_SAMPLES && (n < PROBE_SAMPLES || rdtsc() - t_start < lim); i++) {
+	for (uint64_t i = 0; i < PINGPONG_SAMPLES &&
+			     (n < PROBE_SAMPLES || rdtsc() - t_start < lim); i++) {
 		if (n >= PINGPONG_SAMPLES / 4 && best < good)
 			break;	/* enough samples and a tight one among them */
 		/* Probe both spin modes, then keep the faster one. */
@@ -401,9 +402,9 @@ void tsc_sync_measure(struct percpu *pc)
 	if (!ok)
 		failed = "ping-pong";
 	if (ok && m.beyond) {
-		printk("smp: cpu=%u WARNING: TSC skew of about %s%llu cycles with bound %lld is beyond "
-		       "what a signed 64-bit skew holds; not corrected, its stamps are marked "
-		       "untrusted\n", pc->cpu, m.skew < 0 ? "-" : "",
+		printk("smp: cpu=%u WARNING: TSC skew of about %s%llu cycles with bound %lld "
+		       "is beyond what a signed 64-bit skew holds; not corrected, its stamps "
+		       "are marked untrusted\n", pc->cpu, m.skew < 0 ? "-" : "",
 		       (unsigned long long)(m.skew < 0 ? -m.skew : m.skew), (long long)m.uncert);
 		ok = false;
 		failed = NULL;	/* said here */
@@ -423,7 +424,8 @@ void tsc_sync_measure(struct percpu *pc)
 		if (!adjusted || !smp_pingpong(&m, &bringup_limits)) {
 			ok = false;
 			failed = adjusted ? "ping-pong after TSC_ADJUST" : "TSC_ADJUST";
-			m = (struct skew_sample){ .uncert = before.uncert, .samples = before.samples };
+			m = (struct skew_sample){ .uncert = before.uncert,
+						  .samples = before.samples };
 			if (!adjusted)
 				m.uncert += before.skew < 0 ? -before.skew : before.skew;
 		}
@@ -445,7 +447,8 @@ void tsc_sync_measure(struct percpu *pc)
 	pc->tsc_skew = m.skew;
 	pc->tsc_skew_uncert = m.uncert;
 	pc->tsc_warps = warps;
-	pc->tsc_trusted = ok && clock && warps == 0 && smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz);
+	pc->tsc_trusted = ok && clock && warps == 0 &&
+			  smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz);
 	printk("smp: cpu=%u apic_id=%u tsc_skew_cycles=%lld uncertainty_cycles=%lld warps=%llu\n",
 	       pc->cpu, pc->apic_id, (long long)m.skew, (long long)m.uncert,
 	       (unsigned long long)warps);
@@ -455,7 +458,8 @@ void tsc_sync_measure(struct percpu *pc)
 		       "its stamps are marked untrusted\n", pc->cpu, failed);
 	if (ok && !smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz))
 		printk("smp: cpu=%u WARNING: skew bound %lld cycles is too wide (%u samples); "
-		       "its stamps are marked untrusted\n", pc->cpu, (long long)m.uncert, m.samples);
+		       "its stamps are marked untrusted\n", pc->cpu, (long long)m.uncert,
+		       m.samples);
 	if (ok && warps)
 		printk("smp: cpu=%u WARNING: corrected time warped %llu times (max %llu ns); its "
 		       "stamps are marked untrusted\n", pc->cpu, (unsigned long long)warps,
@@ -502,7 +506,8 @@ static void on_resync_ipi(struct trap_frame *f)
 
 	(void)f;
 	if (gen && __atomic_load_n(&resync.cpu, __ATOMIC_RELAXED) == me) {
-		while (rdtsc() - t0 < lim && __atomic_load_n(&resync.gen, __ATOMIC_ACQUIRE) == gen) {
+		while (rdtsc() - t0 < lim &&
+		       __atomic_load_n(&resync.gen, __ATOMIC_ACQUIRE) == gen) {
 			uint64_t s = __atomic_load_n(&sync.seq, __ATOMIC_ACQUIRE);
 			if (s >> 32 != gen)
 				break;
