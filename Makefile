@@ -39,17 +39,17 @@ ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
+	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_sync.c arch/x86/smp_call.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/static_key.c kernel/watchdog_rule.c \
+	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
 	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
-	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/shell_ftrace.c \
+	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/shell_ftrace.c \
 	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c
 DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
 	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
@@ -115,7 +115,7 @@ NOTRACE_SRCS := trace/% kernel/tracer/% \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
 	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
 	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
-	kernel/panic.c
+	kernel/panic.c kernel/cpu_hooks.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
 TRACED_SRCS := kernel/tracer/ftrace_work.c
 ftrace_flags = $(if $(filter $(TRACED_SRCS),$(1)),$(FTRACE_FLAGS),$(if $(filter $(NOTRACE_SRCS),$(1)),,$(FTRACE_FLAGS)))
@@ -176,7 +176,8 @@ $(BUILD)/%.o: %.asm Makefile
 	$(Q)$(NASM) -f elf64 -g -i $(BUILD)/boot/ -i $(BUILD)/gen/ -o $@ $<
 
 # Generated assembly constants (Linux's asm-offsets): asm_offsets.c compiled
-# to assembly, where each DEFINE() left a line `->NAME value expression`;
+# to assembly, where each DEFINE() left a line `->NAME value expression`
+# (value a number, or symbol+number for a per-CPU variable's %gs offset);
 # those lines become NASM %defines. Its -MMD file makes a changed header
 # regenerate them, and the trampolines are rebuilt with them.
 $(BUILD)/gen/asm_offsets.s: kernel/tracer/asm_offsets.c Makefile
@@ -186,7 +187,7 @@ $(BUILD)/gen/asm_offsets.s: kernel/tracer/asm_offsets.c Makefile
 $(BUILD)/gen/asm_offsets.inc: $(BUILD)/gen/asm_offsets.s
 	$(call quiet,GEN,$@)
 	$(Q){ echo "; generated from kernel/tracer/asm_offsets.c: do not edit"; \
-	  sed -n 's/^[[:space:]]*\.ascii[[:space:]]*"->\([A-Za-z0-9_]*\) \([-0-9]*\) \(.*\)"$$/%define \1 \2\t; \3/p' $<; \
+	  sed -n 's/^[[:space:]]*\.ascii[[:space:]]*"->\([A-Za-z0-9_]*\) \([-+A-Za-z0-9_]*\) \(.*\)"$$/%define \1 \2\t; \3/p' $<; \
 	} > $@
 	$(Q)test "$$(grep -c '^%define' $@)" = "$$(grep -c '"->' $<)" || \
 		{ echo "asm_offsets: a DEFINE() line was not converted"; rm -f $@; exit 1; }

@@ -89,9 +89,12 @@ static const char *sym_of(uint64_t rip, unsigned long long *off)
 	return name ? name : "?";
 }
 
-static bool in_tracer(struct percpu *pc)
+/* The calling CPU was stopped inside a write of its own buffer. */
+static bool in_tracer(void)
 {
-	return pc->rb && (__atomic_load_n(&pc->rb->nest, __ATOMIC_RELAXED) & NEST_LEVELS);
+	struct rb_cpu_buffer *cb = this_cpu_rb();
+
+	return cb && (__atomic_load_n(&cb->nest, __ATOMIC_RELAXED) & NEST_LEVELS);
 }
 
 static void __attribute__((noreturn)) halt_forever(void)
@@ -146,9 +149,9 @@ void panic_nmi(struct trap_frame *f)
 
 	if (owner == NO_CPU || owner == me)
 		return;
-	bool busy = in_tracer(pc);
+	bool busy = in_tracer();
 	/* Only this CPU may end its tail page; a writer it interrupted keeps its page unpublished. */
-	int fl = ring_buffer_flush(pc->rb);
+	int fl = ring_buffer_flush(this_cpu_rb());
 	unsigned long long off;
 	const char *sym = sym_of(fault_rip[me] ? fault_rip[me] : f->rip, &off);
 
@@ -192,7 +195,7 @@ void panic_end_as(uint32_t end)
 	for (uint32_t c = 0; c < cpu_count; c++)
 		others += c != pc->cpu && cpus[c] && cpus[c]->online;
 	printk("panic: cpu=%u in_tracer=%s recording=off stopping=%u\n", pc->cpu,
-	       in_tracer(pc) ? "yes" : "no", others);
+	       in_tracer() ? "yes" : "no", others);
 	for (uint32_t c = 0; c < cpu_count; c++) {
 		if (c == pc->cpu || !cpus[c] || !cpus[c]->online)
 			continue;
@@ -203,7 +206,7 @@ void panic_end_as(uint32_t end)
 			printk("panic: cpu=%u did not answer its NMI within %lld ms\n", c,
 			       STOP_WAIT_NS / 1000000);
 	}
-	int fl = ring_buffer_flush(pc->rb);
+	int fl = ring_buffer_flush(this_cpu_rb());
 	printk("panic: stopped=%u/%u flush=%d dump=%s last=%llu\n", answered, others, fl,
 	       panic_dump_sel, (unsigned long long)panic_dump_last);
 	persist_mark_end(end);	/* every writer stopped: seal the range */

@@ -43,7 +43,7 @@ enum rb_switch_result {
 };
 
 /* Answers for a CPU without a buffer: refuses and counts everything. */
-static struct rb_cpu_buffer rb_cpu_absent = { .gate = RB_GATE_CLOSED };
+struct rb_cpu_buffer rb_cpu_absent = { .gate = RB_GATE_CLOSED };
 
 /*
  * I12: make gate say what state says, after any change of state.  Store,

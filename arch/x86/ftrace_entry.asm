@@ -31,7 +31,7 @@
 ;   would pass), and a commit that finds flags to rb_commit_slow().
 ; - function_graph's fast path (ftrace_graph_caller): the ring buffer's
 ;   guard compare, and the shadow stack's: this CPU's and level's stack
-;   (%gs:trace.graph_stack, never NULL), its word (depth | busy << 32)
+;   (%gs:trace_ctx.graph_stack, never NULL), its word (depth | busy << 32)
 ;   below ftrace_graph_fast_limit (the depth limit, 0 while
 ;   ftrace.graph_function is set; a C hook of this level running makes the
 ;   word 2^32 or more, and a CPU without stacks points at a stack that is
@@ -84,6 +84,12 @@
 bits 64
 
 %include "asm_offsets.inc"
+
+; The per-CPU variables the PC_* offsets name (link-time: symbol + offset).
+extern trace_ctx
+extern tracing_rb
+extern ftrace_busy
+extern ftrace_overrun
 
 ; A static-key site (<arch/jump_label.h>) in the trampolines: the 5-byte NOP
 ; while key %1 is disabled, `jmp %2` while it is enabled, and its

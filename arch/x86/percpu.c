@@ -16,7 +16,6 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
-#include "trace/ring_buffer.h"
 
 #define SEL_KCODE	0x08
 #define SEL_KDATA	0x10
@@ -102,29 +101,10 @@ static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_
 	pc->apic_id = apic_id;
 	pc->acpi_uid = uid;
 	pc->tsc_trusted = cpu == 0;
-	pc->trace = trace_ctx_of(cpu, 0);	/* task context */
-	pc->rb = ring_buffer_cpu(NULL, cpu);	/* the placeholder until tracing_init */
 	build_gdt(pc);
 	cpus[cpu] = pc;
 	if (cpu + 1 > cpu_count)
 		cpu_count = cpu + 1;
-}
-
-/*
- * The calling CPU's task context again, from trace_ctx_of(), once a table it
- * reads has changed (ftrace_init()'s shadow stacks): interrupts off, as an
- * interrupt saves and restores the context whole.
- */
-void percpu_trace_ctx_refresh(void)
-{
-	bool on = read_rflags() & RFLAGS_IF;
-	struct percpu *pc;
-
-	irq_disable();
-	pc = this_cpu();
-	pc->trace = trace_ctx_of(pc->cpu, pc->trace.level);
-	if (on)
-		irq_enable();
 }
 
 void percpu_init_boot(void)

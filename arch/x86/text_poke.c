@@ -196,11 +196,6 @@ uint64_t text_sync_expired(void)
 	return __atomic_load_n(&sync_expired, __ATOMIC_RELAXED);
 }
 
-static uint64_t ms_to_cycles(uint64_t ms)
-{
-	return (tsc.hz ? tsc.hz : 3000000000ull) / 1000 * ms;
-}
-
 bool text_sync(void)
 {
 	unsigned self = this_cpu()->cpu;
@@ -213,7 +208,7 @@ bool text_sync(void)
 	serialize();
 	paused = watchdog_pause();	/* a bounded wait for the others, who are watched */
 	for (unsigned c = 0; c < cpu_count; c++) {
-		uint64_t t0 = rdtsc(), lim = ms_to_cycles(TEXT_SYNC_TIMEOUT_MS);
+		uint64_t t0 = rdtsc(), lim = tsc_ms_to_cycles(TEXT_SYNC_TIMEOUT_MS);
 		if (c == self || !cpus[c] || !cpus[c]->online)
 			continue;
 		/*

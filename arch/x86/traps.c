@@ -37,6 +37,7 @@
 #include "kernel/ftrace.h"
 #include "kernel/ksyms.h"
 #include "kernel/panic.h"
+#include "kernel/trace_ctx.h"
 
 #define BACKTRACE_MAX	32
 #define MAPPED_LIMIT	0x100000000ull	/* the boot identity map: 4 GiB */
@@ -81,8 +82,7 @@ static uint64_t graph_ret(struct graph_walk *g, uint64_t ret, const uint64_t *sl
 	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler)
 		return ret;
 	for (;;) {
-		uint64_t r = ftrace_graph_ret_addr(ftrace_stacks[g->cpu][g->level], &g->idx,
-						   ret, slot);
+		uint64_t r = ftrace_graph_ret_addr(g->cpu, g->level, &g->idx, ret, slot);
 
 		if (r != ret || g->level == 0)
 			return r;	/* found, or on no level: printed as it is */
@@ -93,7 +93,7 @@ static uint64_t graph_ret(struct graph_walk *g, uint64_t ret, const uint64_t *sl
 
 static void backtrace(uint64_t rbp)
 {
-	struct graph_walk g = { this_cpu()->cpu, percpu_read32(trace.level), 0 };
+	struct graph_walk g = { this_cpu()->cpu, this_cpu_read(trace_ctx.level), 0 };
 
 	for (int depth = 0; depth < BACKTRACE_MAX && rbp; depth++) {
 		if (rbp & 7 || rbp + 16 > MAPPED_LIMIT || rbp < 0x1000) {
@@ -196,21 +196,21 @@ void trap_dispatch(struct trap_frame *f)
 	if (f->vector >= VEC_FIRST_IRQ)
 		watchdog_touch();	/* an interrupt taken: a sign of life */
 	if (h) {
-		struct trace_ctx saved = pc->trace;
+		struct trace_ctx saved, *cur;
 
 		if (f->vector == VEC_NMI) {
 			pc->nmi_depth++;
 			pc->nmi_count++;
-			pc->trace = trace_ctx_of(pc->cpu, TRACE_LEVEL_NMI);
+			cur = trace_ctx_enter(pc, TRACE_LEVEL_NMI, &saved);
 			h(f);
-			pc->trace = saved;
+			trace_ctx_leave(cur, &saved);
 			pc->nmi_depth--;
 		} else if (f->vector >= VEC_FIRST_IRQ) {
 			pc->irq_depth++;
 			pc->irq_count++;
-			pc->trace = trace_ctx_of(pc->cpu, TRACE_LEVEL_IRQ);
+			cur = trace_ctx_enter(pc, TRACE_LEVEL_IRQ, &saved);
 			h(f);
-			pc->trace = saved;
+			trace_ctx_leave(cur, &saved);
 			pc->irq_depth--;
 		} else {
 			h(f);

@@ -32,7 +32,7 @@ static __thread struct rb_cpu_buffer *bench_this_rb;
 
 __thread uint32_t bench_level_bit;	/* read by arch_trace_level_bit() */
 /*
- * The kernel's trace.ent_hi: trace_ent_ctx(level) in the high half, 0 in
+ * The kernel's trace_ctx.ent_hi: trace_ent_ctx(level) in the high half, 0 in
  * the low, OR-ed as it is into a record's first 8 bytes (rb_head_word():
  * record word, then event header).
  */
@@ -50,7 +50,7 @@ static __always_inline uint64_t bench_ent_head(uint16_t id, unsigned words, uint
 }
 
 /*
- * trace_ent_head_ctx() of <kernel/tracing.h>: percpu_or_into64(), the
+ * trace_ent_head_ctx() of <kernel/tracing.h>: this_cpu_or_into(), the
  * same volatile asm with %fs for %gs, one OR from memory.
  */
 static __always_inline uint64_t bench_ent_head_ctx(uint64_t head)

@@ -86,20 +86,19 @@ uint32_t ftrace_graph_depth_now(unsigned cpu, unsigned level);
 /* The site of the function called name, or 0. */
 uint64_t ftrace_site_of(const char *name);
 
-struct ftrace_stack;
 /*
  * For a backtrace: the return address a frame-pointer walk should print
- * for ret, read from the return slot at slot, given the shadow stack st of
- * the context (CPU and level) the walk is in. ret is returned as it is
- * unless it is function_graph's return trampoline and st holds the frame
- * whose slot this is (frame sp == slot + 1); then the address the
- * trampoline will return to. *idx is the walk's place on st: 0 before its
+ * for ret, read from the return slot at slot, given the context (CPU cpu,
+ * level) the walk is in. ret is returned as it is unless it is
+ * function_graph's return trampoline and that context's shadow stack st
+ * holds the frame whose slot this is (frame sp == slot + 1); then the
+ * address the trampoline will return to. *idx is the walk's place on st: 0 before its
  * first slot, kept between calls, so that the walk, going up the stack,
  * searches only frames older than the last one found (a tail call's two
  * frames share one slot: the older holds the real address). Any context,
  * also the panic path's with the CPU stopped elsewhere; reads only.
  */
-uint64_t ftrace_graph_ret_addr(const struct ftrace_stack *st, int *idx, uint64_t ret,
+uint64_t ftrace_graph_ret_addr(unsigned cpu, unsigned level, int *idx, uint64_t ret,
 			       const uint64_t *slot);
 
 #endif

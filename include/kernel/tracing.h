@@ -11,12 +11,14 @@
 #include <stdint.h>
 #include <arch/percpu.h>
 #include <arch/trace_arch.h>
+#include "kernel/trace_ctx.h"
 #include "trace/events.h"
 #include "trace/ring_buffer.h"
 
 extern struct ring_buffer trace_rb;	/* all CPUs' buffers */
 extern uint32_t trace_pages;		/* ring pages per CPU in use */
 extern int trace_mode;			/* enum rb_mode in use */
+DECLARE_PER_CPU(struct rb_cpu_buffer *, tracing_rb);	/* this_cpu_rb() */
 
 /*
  * The boot CPU's buffer, recording, before smp_init(): trace.pages= is
@@ -26,12 +28,11 @@ void tracing_init_boot(void);
 /* A buffer of the same size for every other CPU with an area (after smp_init). */
 void tracing_init(void);
 /*
- * Boot tracing of the APs' own bring-up: smp_init() readies CPU c's buffer
- * memory before starting it; the AP builds its buffer itself once its clock
- * is final (from its sync loop), and records from then on.
+ * Boot tracing of the APs' own bring-up is the tracer's CPU hook
+ * (<kernel/cpu_hooks.h>): CPU c's buffer memory is readied before it
+ * starts; the AP builds its buffer itself once its clock is final, and
+ * records from then on.
  */
-void tracing_prepare_ap(unsigned c);
-void tracing_ap_start(struct percpu *pc);
 /*
  * Rebuild every buffer empty with pages/mode; recording on if it was.  Call
  * at task level, outside any reservation.  The old buffers are freed only
@@ -71,19 +72,19 @@ int trace_probe_event1(uint32_t v);
 
 static __always_inline struct rb_cpu_buffer *this_cpu_rb(void)
 {
-	return percpu_read_ptr(rb);
+	return this_cpu_read(tracing_rb);
 }
 
 static __always_inline uint32_t trace_ent_word(uint16_t id, unsigned words)
 {
 	/* The context level, already in place: trace_ent_ctx(level). */
-	return trace_ent_pack(id, percpu_read32(trace.ent_ctx), words);
+	return trace_ent_pack(id, this_cpu_read(trace_ctx.ent_ctx), words);
 }
 
 /*
  * A fixed-size record's first 8 bytes but the delta (rb_head_word()): its
  * record word and event header; ring_buffer_reserve_head() ORs in the
- * context bits from this CPU's trace.ent_hi (trace_ent_head_ctx) once the
+ * context bits from this CPU's trace_ctx.ent_hi (trace_ent_head_ctx) once the
  * writer is past the guard.
  */
 static __always_inline uint64_t trace_ent_head(uint16_t id, unsigned words, uint32_t len)
@@ -93,7 +94,7 @@ static __always_inline uint64_t trace_ent_head(uint16_t id, unsigned words, uint
 
 static __always_inline uint64_t trace_ent_head_ctx(uint64_t head)
 {
-	return percpu_or_into64(trace.ent_hi, head);
+	return this_cpu_or_into(trace_ctx.ent_hi, head);
 }
 
 #include "kernel/trace_events.h"	/* trace_<event>(fields...) */

@@ -40,11 +40,11 @@ enum trace_event_id {
 #define TRACE_ENT_CTX_SHIFT	16
 #define TRACE_ENT_WORDS_SHIFT	24
 
-/* The context bits of a header word: a writer at level keeps this at hand. */
-static inline uint32_t trace_ent_ctx(uint32_t level)
-{
-	return level << TRACE_ENT_CTX_SHIFT;
-}
+/*
+ * The context bits of a header word: a writer at level keeps this at hand.
+ * A macro, so that per-CPU contexts can be initialised with it.
+ */
+#define trace_ent_ctx(level)	((uint32_t)(level) << TRACE_ENT_CTX_SHIFT)
 
 /* The header word: id, context bits (trace_ent_ctx()), fixed words. */
 static inline uint32_t trace_ent_pack(uint16_t id, uint32_t ctx, uint32_t words)

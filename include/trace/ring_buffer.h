@@ -474,6 +474,8 @@ int ring_buffer_cpu_init(struct rb_cpu_buffer *cb, size_t cb_size,
  * call, so callers need no checks of their own.
  */
 struct rb_cpu_buffer *ring_buffer_cpu(const struct ring_buffer *rb, uint32_t cpu);
+/* That placeholder, by name: for static initialisers (a CPU's buffer pointer). */
+extern struct rb_cpu_buffer rb_cpu_absent;
 
 /* Turn recording on or off; no effect on a stopped or absent buffer. */
 void ring_buffer_record_on(struct rb_cpu_buffer *cb);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <arch/ftrace.h>
 #include <arch/percpu.h>
+#include "kernel/trace_ctx.h"
 #include "kernel/tracing.h"
 #include "kernel/trace_events.h"
 #include "ftrace_stack.h"
@@ -23,6 +24,8 @@
 #define DEFINE(sym, val) \
 	__asm__ __volatile__("\n.ascii \"->" #sym " %c0 " #val "\"" : : "i"((long)(val)))
 #define OFFSET(sym, type, field)	DEFINE(sym, offsetof(type, field))
+/* A per-CPU variable's (or its field's) place at %gs: `symbol+offset`. */
+#define PERCPU(sym, var)		DEFINE(sym, percpu_offset(var))
 #define WIDTH(type, field, bytes) \
 	_Static_assert(sizeof(((type *)0)->field) == (bytes), #type "." #field " is " #bytes " bytes")
 
@@ -37,12 +40,11 @@ _Static_assert(sizeof(struct trace_ev_funcgraph_exit) <= RB_INLINE_MAX, "inline 
 _Static_assert(!CONFIG_TRACE_RESERVE_CMPXCHG, "the trampolines reserve with xadd");
 _Static_assert(RB_DELTA_LIMIT <= 1ull << 31, "the delta compare is a 32-bit immediate");
 
-WIDTH(struct percpu, trace.level_bit, 4);
-WIDTH(struct percpu, trace.ent_hi, 8);
-WIDTH(struct percpu, trace.graph_stack, 8);
-WIDTH(struct percpu, ftrace_busy, 4);
-WIDTH(struct percpu, rb, 8);
-WIDTH(struct percpu, ftrace_overrun, 4);
+WIDTH(struct trace_ctx, level_bit, 4);
+WIDTH(struct trace_ctx, ent_hi, 8);
+WIDTH(struct trace_ctx, graph_stack, 8);
+_Static_assert(sizeof(ftrace_busy) == 4 && sizeof(ftrace_overrun) == 4, "32-bit per-CPU words");
+_Static_assert(sizeof(tracing_rb) == 8, "the buffer pointer");
 WIDTH(struct rb_cpu_buffer, guard, 8);
 WIDTH(struct rb_cpu_buffer, nest, 4);
 WIDTH(struct rb_cpu_buffer, write, 8);
@@ -67,13 +69,16 @@ _Static_assert(sizeof(ftrace_graph_fast_limit) == 8, "compared with the 64-bit w
 void asm_offsets(void);
 void asm_offsets(void)
 {
-	/* struct percpu: the calling CPU's, at %gs */
-	OFFSET(PC_LEVEL_BIT, struct percpu, trace.level_bit);
-	OFFSET(PC_ENT_HI, struct percpu, trace.ent_hi);
-	OFFSET(PC_GRAPH_STACK, struct percpu, trace.graph_stack);
-	OFFSET(PC_FTRACE_BUSY, struct percpu, ftrace_busy);
-	OFFSET(PC_RB, struct percpu, rb);
-	OFFSET(PC_FTRACE_OVERRUN, struct percpu, ftrace_overrun);
+	/*
+	 * The calling CPU's per-CPU variables, at %gs: link-time offsets,
+	 * symbol + constant (the trampolines declare the symbols extern)
+	 */
+	PERCPU(PC_LEVEL_BIT, trace_ctx.level_bit);
+	PERCPU(PC_ENT_HI, trace_ctx.ent_hi);
+	PERCPU(PC_GRAPH_STACK, trace_ctx.graph_stack);
+	PERCPU(PC_FTRACE_BUSY, ftrace_busy);
+	PERCPU(PC_RB, tracing_rb);
+	PERCPU(PC_FTRACE_OVERRUN, ftrace_overrun);
 
 	/* struct rb_cpu_buffer, and how rb_reserve() hands over to its slow path */
 	OFFSET(CB_GUARD, struct rb_cpu_buffer, guard);

@@ -11,10 +11,10 @@
  * (this directory is built without sites) and call only what is not.
  * The setters are the contract of <kernel/ftrace.h>.
  *
- * Per CPU (struct ftrace_cpu, and ftrace_busy in the CPU's area; only the
+ * Per CPU (struct ftrace_cpu, and the per-CPU ftrace_busy; only the
  * CPU itself and its own interrupts touch them):
  *
- *   busy     %gs:ftrace_busy, one bit per context level (the ring buffer's
+ *   busy     ftrace_busy, one bit per context level (the ring buffer's
  *            level_bit): a hook of that level is running. A hook finding
  *            its bit set returns at once (recursion guard: counted, nothing
  *            recorded); so does the trampoline's fast path, through here.
@@ -88,6 +88,7 @@
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
 #include "kernel/spinlock.h"
+#include "kernel/trace_ctx.h"
 #include "kernel/tracing.h"
 #include "trace/format.h"
 #include "ftrace_stack.h"
@@ -114,15 +115,19 @@ extern uint64_t __start_mcount_loc[], __stop_mcount_loc[];
 extern char __text_start[], __text_end[];
 
 struct ftrace_cpu ftrace_cpus[MAX_CPUS];	/* counts; the trampoline reads %gs:ftrace_overrun */
+/* This CPU's level bits of hooks running (busy above), and overruns' low 32 bits. */
+DEFINE_PER_CPU(uint32_t, ftrace_busy);
+DEFINE_PER_CPU(uint32_t, ftrace_overrun);
 /*
- * The trampolines' view of the shadow stacks: [cpu][level], never NULL,
- * read through %gs:trace.graph_stack (trace_ctx_of()). A CPU without
- * stacks has every entry at stack_full, whose depth is at every limit, so
- * its calls go to the C hook (which counts nostack).
+ * The shadow stacks by [cpu][level], never NULL: what each CPU's contexts
+ * carry (trace_ctx_build()), which the trampolines read through
+ * %gs:trace_ctx.graph_stack. A CPU without stacks has every entry at
+ * ftrace_stack_none, whose depth is at every limit, so its calls go to the
+ * C hook (which counts nostack).
  */
-static struct ftrace_stack stack_full = { .depth = FTRACE_STACK_FRAMES };
+struct ftrace_stack ftrace_stack_none = { .depth = FTRACE_STACK_FRAMES };
 struct ftrace_stack *ftrace_stacks[MAX_CPUS][TRACE_CTX_LEVELS] = {
-	[0 ... MAX_CPUS - 1] = { [0 ... TRACE_CTX_LEVELS - 1] = &stack_full },
+	[0 ... MAX_CPUS - 1] = { [0 ... TRACE_CTX_LEVELS - 1] = &ftrace_stack_none },
 };
 static uint64_t *sites;			/* the table: __mcount_loc, prepared */
 static unsigned nsites;
@@ -188,7 +193,7 @@ static __always_inline void graph_entry(struct ftrace_cpu *fc, struct ftrace_sta
 		if (d >= FTRACE_STACK_FRAMES) {
 			fc->overrun++;	/* G4 */
 			/* The copy the trampoline's exit event reads in one load. */
-			this_cpu()->ftrace_overrun = (uint32_t)fc->overrun;
+			this_cpu_write(ftrace_overrun, (uint32_t)fc->overrun);
 		}
 		return;
 	}
@@ -216,9 +221,9 @@ static __always_inline void graph_entry(struct ftrace_cpu *fc, struct ftrace_sta
  */
 static __always_inline struct ftrace_stack *busy_take(struct ftrace_cpu *fc, uint32_t bit)
 {
-	struct ftrace_stack *st = fc->stack ? fc->stack + percpu_read32(trace.level) : NULL;
+	struct ftrace_stack *st = fc->stack ? fc->stack + this_cpu_read(trace_ctx.level) : NULL;
 
-	percpu_or32(ftrace_busy, bit);
+	this_cpu_or(ftrace_busy, bit);
 	if (st)
 		st->busy = 1;
 	barrier();
@@ -230,7 +235,7 @@ static __always_inline void busy_give(struct ftrace_stack *st, uint32_t bit)
 	barrier();
 	if (st)
 		st->busy = 0;
-	percpu_and32(ftrace_busy, ~bit);
+	this_cpu_and(ftrace_busy, ~bit);
 }
 
 notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
@@ -240,7 +245,7 @@ notrace void ftrace_entry(uint64_t ip, uint64_t *slot)
 	uint32_t m = __atomic_load_n(&ftrace_mode, __ATOMIC_RELAXED);
 	struct ftrace_stack *st;
 
-	if (unlikely(percpu_read32(ftrace_busy) & bit)) {
+	if (unlikely(this_cpu_read(ftrace_busy) & bit)) {
 		fc->recursion++;
 		return;
 	}
@@ -311,8 +316,8 @@ notrace uint64_t ftrace_return(uint64_t rsp)
 {
 	struct ftrace_cpu *fc = &ftrace_cpus[percpu_read32(cpu)];
 	uint32_t bit = arch_trace_level_bit();
-	bool mine = !(percpu_read32(ftrace_busy) & bit);	/* else: recursion, counted */
-	struct ftrace_stack *st = fc->stack + percpu_read32(trace.level);
+	bool mine = !(this_cpu_read(ftrace_busy) & bit);	/* else: recursion, counted */
+	struct ftrace_stack *st = fc->stack + this_cpu_read(trace_ctx.level);
 	uint64_t ret, func, calltime, now;
 	uint32_t d;
 
@@ -407,7 +412,7 @@ static void alloc_stacks(void)
 		for (unsigned l = 0; l < FTRACE_LEVELS; l++)
 			ftrace_stacks[c][l] = ftrace_cpus[c].stack + l;
 	}
-	percpu_trace_ctx_refresh();	/* the boot CPU's context was set before */
+	trace_ctx_build(percpu_read32(cpu));	/* the contexts were built before */
 }
 
 /* The trampoline's depth check follows graph_limit and graph_fn_on (under the lock). */
@@ -710,14 +715,17 @@ uint32_t ftrace_graph_depth_now(unsigned cpu, unsigned level)
 	return __atomic_load_n(&ftrace_cpus[cpu].stack[level].depth, __ATOMIC_RELAXED);
 }
 
-uint64_t ftrace_graph_ret_addr(const struct ftrace_stack *st, int *idx, uint64_t ret,
+uint64_t ftrace_graph_ret_addr(unsigned cpu, unsigned level, int *idx, uint64_t ret,
 			       const uint64_t *slot)
 {
+	const struct ftrace_stack *st;
 	uint32_t depth;
 	int d;
 
-	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler || !st)
+	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler || cpu >= MAX_CPUS ||
+	    level >= TRACE_CTX_LEVELS)
 		return ret;
+	st = ftrace_stacks[cpu][level];
 	depth = __atomic_load_n(&st->depth, __ATOMIC_RELAXED);
 	if (depth > FTRACE_STACK_FRAMES)
 		depth = FTRACE_STACK_FRAMES;

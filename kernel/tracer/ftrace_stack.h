@@ -1,6 +1,7 @@
 /*
- * function_graph's shadow stack: one per CPU and context level, shared by
- * the C hooks (ftrace.c) and the trampolines (arch/x86/ftrace_entry.asm,
+ * function_graph's shadow stack: one per CPU and context level, and the
+ * per-CPU state beside it, shared by the C hooks (ftrace.c), the contexts
+ * that point at the stacks (trace_ctx.c) and the trampolines (arch/x86/ftrace_entry.asm,
  * which read its layout from the generated asm offsets: asm_offsets.c).
  * Not a kernel interface.
  */
@@ -8,7 +9,9 @@
 #define KERNEL_TRACER_FTRACE_STACK_H
 
 #include <stdint.h>
+#include <arch/percpu.h>
 #include "kernel/ftrace.h"
+#include "kernel/trace_ctx.h"
 
 /*
  * Frame d lives in column d of each array, so that the trampolines reach
@@ -25,5 +28,13 @@ struct ftrace_stack {
 
 /* The trampolines' depth limit: below it the fast path pushes (ftrace.c). */
 extern uint64_t ftrace_graph_fast_limit;
+
+/* The stacks by [cpu][level], never NULL; none's depth is at every limit. */
+extern struct ftrace_stack *ftrace_stacks[][TRACE_CTX_LEVELS];
+extern struct ftrace_stack ftrace_stack_none;
+
+/* The calling CPU's level bits of C hooks running; its overruns (low half). */
+DECLARE_PER_CPU(uint32_t, ftrace_busy);
+DECLARE_PER_CPU(uint32_t, ftrace_overrun);
 
 #endif

@@ -28,6 +28,7 @@
 #include "kernel/kstring.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
+#include "ftrace_stack.h"
 #include "ftrace_work.h"
 
 #define FLIPS		6	/* tracer switches in the stress test without
@@ -106,6 +107,29 @@ KTEST(ftrace_sites)
 	KT_ASSERT(ftrace_tracer() == FTRACE_NOP);
 	for (unsigned i = 0; i < n; i++)
 		KT_ASSERT(!ftrace_site_enabled(i));
+	return NULL;
+}
+
+/*
+ * Each online CPU's contexts carry its own shadow stacks (trace_ctx_build(),
+ * an AP's through the tracer's CPU hook), which the trampolines reach in
+ * one %gs load: else an AP's graph calls all take the C hook. Catches: the
+ * hook not registered or not run, a CPU given another's row.
+ */
+KTEST(ftrace_ctx_stacks)
+{
+	unsigned me = this_cpu()->cpu, with = 0;
+
+	for (unsigned c = 0; c < cpu_count; c++) {
+		if (!cpus[c] || !cpus[c]->online)
+			continue;
+		for (unsigned l = 0; l < TRACE_CTX_LEVELS; l++)
+			KT_ASSERT((*per_cpu_ptr(trace_ctx_stack, c))[l] == ftrace_stacks[c][l]);
+		with += ftrace_stacks[c][0] != &ftrace_stack_none;
+	}
+	KT_ASSERT(with == cpus_online);	/* every online CPU got stacks at boot */
+	KT_ASSERT(this_cpu_read(trace_ctx.level) == 0 &&
+		  this_cpu_read(trace_ctx.graph_stack) == ftrace_stacks[me][0]);
 	return NULL;
 }
 

@@ -1,13 +1,13 @@
 /*
  * Tracing set-up: one ring buffer per CPU, its pages from the page
  * allocator (never sharing a page with code: the allocator hands out RAM
- * outside the kernel image), wired to the CPU's per-CPU area so a writer
- * finds its buffer with one %gs load. Before this runs, and for a CPU
- * without a buffer, percpu.rb points at the ring buffer's placeholder,
- * which refuses and counts every call.
+ * outside the kernel image), wired to the CPU's per-CPU variable
+ * tracing_rb so a writer finds its buffer with one %gs load. Before this
+ * runs, and for a CPU without a buffer, tracing_rb points at the ring
+ * buffer's placeholder, which refuses and counts every call.
  *
  * RECONFIGURATION (tracing_reconfigure) frees every buffer and builds new
- * ones while the other CPUs may be writing. A writer loads percpu.rb once
+ * ones while the other CPUs may be writing. A writer loads tracing_rb once
  * (cb) and uses that pointer until its commit returns, so installing the
  * placeholder is not enough: a writer that loaded cb before the store still
  * has it, between reserve and commit or about to reserve. The old buffers
@@ -17,11 +17,11 @@
  *
  *   Q1 The reconfiguring CPU (at task level, outside any reservation: its
  *      own interrupts have all returned) stores the placeholder in every
- *      percpu.rb, notes each CPU's old buffer in leaving[], then stores a
+ *      tracing_rb, notes each CPU's old buffer in leaving[], then stores a
  *      new epoch with release.
  *   Q2 Each other CPU, at a quiescent point of its task context, loads the
  *      epoch with acquire (pairs with Q1's release). From then on every
- *      load of its percpu.rb returns the placeholder. Its task context is
+ *      load of its tracing_rb returns the placeholder. Its task context is
  *      between events, and no interrupt handler of that CPU is running (they
  *      run to completion before the task context resumes), so no context of
  *      it holds an old cb: those that loaded one before Q2 have returned.
@@ -55,6 +55,7 @@
 #include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/cpu_hooks.h"
 #include "kernel/kstring.h"
 #include "kernel/persist.h"
 #include "kernel/pmm.h"
@@ -78,6 +79,8 @@ CMDLINE_OPTION(trace_mode, .name = "trace.mode", .type = OPT_ENUM, .var = &opt_m
 struct ring_buffer trace_rb;
 uint32_t trace_pages;
 int trace_mode;
+/* Each CPU's buffer, one %gs load for writers; the placeholder until it has one. */
+DEFINE_PER_CPU(struct rb_cpu_buffer *, tracing_rb) = &rb_cpu_absent;
 
 static struct rb_cpu_buffer *buffers[MAX_CPUS];
 static void *page_tables[MAX_CPUS];	/* each CPU's array of page pointers */
@@ -165,10 +168,11 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
 }
 
 /*
- * An AP's buffer built by the AP itself, during bring-up (boot tracing):
- * smp_init() has the memory ready before it starts the AP
- * (tracing_prepare_ap()), and the AP builds its buffer as soon as its clock
- * is final (tracing_ap_start(), from its sync loop: after any
+ * An AP's buffer built by the AP itself, during bring-up (boot tracing),
+ * through the tracer's CPU hook (<kernel/cpu_hooks.h>): the memory is
+ * ready before the AP starts (tracing_prepare_ap(), its prepare), and the
+ * AP builds its buffer as soon as its clock is final (tracing_ap_start(),
+ * its start, from the AP's sync loop: after any
  * IA32_TSC_ADJUST write, before the warp test), so its events from there
  * on (its side of the warp test, for one) are in the trace.  The owner
  * builds it, so the first page's base is its own clock and needs no skew
@@ -178,7 +182,7 @@ static bool alloc_cpu(unsigned c, uint32_t n, int mode)
  *
  *   AP_NONE -> AP_READY      tracing_prepare_ap(), boot CPU, before INIT
  *   AP_READY -> AP_BUILDING  tracing_ap_start(), the AP: it builds
- *   AP_BUILDING -> AP_BUILT  the AP: buffers[c] and its percpu.rb set
+ *   AP_BUILDING -> AP_BUILT  the AP: buffers[c] and its tracing_rb set
  *   AP_READY -> AP_NONE      tracing_init(): the AP never came (or failed
  *                            before): the memory is freed, and the buffer
  *                            is built there as before
@@ -196,7 +200,7 @@ static struct {
 	void **tab;
 } ap_buf[MAX_CPUS];
 
-void tracing_prepare_ap(unsigned c)
+static void tracing_prepare_ap(unsigned c)
 {
 	uint32_t n = trace_pages;
 
@@ -209,9 +213,8 @@ void tracing_prepare_ap(unsigned c)
 	__atomic_store_n(&ap_buf[c].state, AP_READY, __ATOMIC_RELEASE);
 }
 
-void tracing_ap_start(struct percpu *pc)
+static void tracing_ap_start(unsigned c)
 {
-	unsigned c = pc->cpu;
 	uint32_t ready = AP_READY;
 	struct rb_cpu_config cfg;
 
@@ -227,9 +230,11 @@ void tracing_ap_start(struct percpu *pc)
 	}
 	buffers[c] = ap_buf[c].cb;
 	page_tables[c] = ap_buf[c].tab;
-	__atomic_store_n(&pc->rb, ap_buf[c].cb, __ATOMIC_RELEASE);
+	__atomic_store_n(this_cpu_ptr(tracing_rb), ap_buf[c].cb, __ATOMIC_RELEASE);
 	__atomic_store_n(&ap_buf[c].state, AP_BUILT, __ATOMIC_RELEASE);
 }
+
+CPU_HOOK(tracing, .name = "tracing", .prepare = tracing_prepare_ap, .start = tracing_ap_start);
 
 /* tracing_init(): the slots whose AP did not build are given back. */
 static void ap_bufs_settle(void)
@@ -338,7 +343,8 @@ static bool switch_out(uint32_t wait_ms)
 	for (unsigned c = 0; c < cpu_count; c++) {
 		leaving[c] = buffers[c];
 		if (cpus[c])
-			__atomic_store_n(&cpus[c]->rb, ring_buffer_cpu(NULL, 0), __ATOMIC_RELAXED);
+			__atomic_store_n(per_cpu_ptr(tracing_rb, c), ring_buffer_cpu(NULL, 0),
+					 __ATOMIC_RELAXED);
 	}
 	e = trace_epoch + 1;
 	/* Seq_cst: a release for Q2's acquire, and the posts below come after it. */
@@ -381,7 +387,7 @@ static bool switch_out(uint32_t wait_ms)
 		return true;
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			__atomic_store_n(&cpus[c]->rb, ring_buffer_cpu(&trace_rb, c),
+			__atomic_store_n(per_cpu_ptr(tracing_rb, c), ring_buffer_cpu(&trace_rb, c),
 					 __ATOMIC_RELEASE);
 	return false;
 }
@@ -411,7 +417,7 @@ static uint32_t fit_pages(uint32_t n, unsigned ncpus)
 
 /*
  * A buffer of n pages for each CPU with an area and no buffer yet, then
- * every CPU's percpu.rb pointed at its own. A CPU already writing (the boot
+ * every CPU's tracing_rb pointed at its own. A CPU already writing (the boot
  * CPU since tracing_init_boot(), an AP from its idle loop) moves from the
  * placeholder to its buffer with that one store; its buffer's pages and
  * struct were written before it (release).
@@ -438,7 +444,7 @@ static void build_missing(uint32_t n, int mode)
 	__atomic_store_n(&trace_rb.nr_cpus, cpu_count, __ATOMIC_RELEASE);
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			__atomic_store_n(&cpus[c]->rb, ring_buffer_cpu(&trace_rb, c),
+			__atomic_store_n(per_cpu_ptr(tracing_rb, c), ring_buffer_cpu(&trace_rb, c),
 					 __ATOMIC_RELEASE);
 }
 

@@ -6,8 +6,8 @@ import pytest
 
 from test_dump import ktest_dump
 
-KTESTS = ("ftrace_sites,ftrace_chain,ftrace_filters,ftrace_graph_mixed,ftrace_graph_irq_nmi,"
-          "ftrace_flip_stress")
+KTESTS = ("ftrace_sites,ftrace_ctx_stacks,ftrace_chain,ftrace_filters,ftrace_graph_mixed,"
+          "ftrace_graph_irq_nmi,ftrace_flip_stress")
 GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\) (\S)\s+(?:(\d+)\.(\d{3}) us)?\s+\| (\s*)(.*)$")
 
 
@@ -19,7 +19,7 @@ def test_ftrace_ktests(qemu, smp):
     r = qemu(f"run=ktest ktest={KTESTS} ktest.ftrace_flips=1000 exit", smp=smp, timeout=240)
     assert r.rc == 0, r.out
     res = r.ktap()
-    assert all(res.values()) and len(res) == 6, res
+    assert all(res.values()) and len(res) == 7, res
     f = r.fields(r"^ktest: ftrace_flip_stress ")
     assert int(f["flips"]) == 1000 and int(f["workers"]) == smp - 1
     assert f["stale"] == "0" and f["overrun"] == "0"

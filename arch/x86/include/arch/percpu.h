@@ -8,7 +8,6 @@
  *   +0     self            -- %gs:0
  *   +8     cpu             -- logical id, 0 = boot CPU
  *   ...    identity, interrupt nesting, TSC skew, cross-CPU calls
- *   ...    the tracer's context and buffer (to move to the tracer)
  *   ...    GDT, TSS, IST stacks (cold)
  *   +PERCPU_VARS_OFFSET  the subsystems' per-CPU variables (DEFINE_PER_CPU, below)
  */
@@ -18,9 +17,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "baretrace/compiler.h"
-#include "trace/events.h"
-
-struct rb_cpu_buffer;
 
 #define MAX_CPUS	256
 #define IST_STACK_SIZE	8192
@@ -36,55 +32,12 @@ struct tss {
 	uint16_t iomap_base;	/* past the limit: no I/O bitmap */
 } __packed;
 
-/*
- * The context trace writers run in, in the forms they use it, so that each
- * is one %gs load: set whole on interrupt entry, restored whole on exit.
- */
-struct trace_ctx {
-	uint32_t level;			/* 0 task, 2 IRQ, 3 NMI (TRACE_LEVEL_*) */
-	uint32_t level_bit;		/* 1 << level: the ring buffer's nest bit */
-	/*
-	 * trace_ent_ctx(level), as event payloads carry it, in the high half
-	 * of a 64-bit word whose low half is 0: OR-ed as it is into a record's
-	 * first 8 bytes (rb_head_word(): record word, then event header).
-	 */
-	union {
-		uint64_t ent_hi;
-		struct {
-			uint32_t ent_zero;	/* always 0 */
-			uint32_t ent_ctx;
-		};
-	};
-	/*
-	 * This CPU's and context's function-graph shadow stack
-	 * (ftrace_stacks[cpu][level], kernel/tracer/ftrace.c), for the
-	 * trampolines' one load.
-	 */
-	struct ftrace_stack *graph_stack;
-};
-
-#define TRACE_CTX_LEVELS	4	/* context levels: RB_NEST_MAX, FTRACE_LEVELS */
-
-struct ftrace_stack;
-extern struct ftrace_stack *ftrace_stacks[][TRACE_CTX_LEVELS];
-
-static inline struct trace_ctx trace_ctx_of(uint32_t cpu, uint32_t level)
-{
-	return (struct trace_ctx){ level, 1u << level, { (uint64_t)trace_ent_ctx(level) << 32 },
-				   ftrace_stacks[cpu][level] };
-}
-
 struct percpu {
 	struct percpu *self;		/* %gs:0; must stay first */
 	uint32_t cpu;			/* logical id, 0 = boot CPU */
 	uint32_t apic_id;		/* local APIC (x2APIC) id */
 	uint32_t acpi_uid;		/* ACPI processor UID */
 	volatile uint32_t online;	/* set by the CPU itself once running */
-	struct trace_ctx trace;		/* tracing context, set by trap_dispatch */
-	uint32_t ftrace_busy;		/* level bits of function-tracer hooks running */
-	struct rb_cpu_buffer *rb;	/* this CPU's trace buffer (placeholder if none) */
-	uint32_t ftrace_overrun;	/* shadow-stack overruns (low 32 bits), as funcgraph_exit carries them */
-	const char *volatile trace_stop_why; /* integrity stop seen in NMI, to print */
 	uint32_t irq_depth;		/* interrupts being handled (nesting) */
 	uint32_t nmi_depth;		/* NMIs being handled */
 	uint64_t irq_count;		/* interrupts taken */
@@ -115,9 +68,8 @@ _Static_assert(__builtin_offsetof(struct percpu, self) == 0, "self must be at %g
 
 /*
  * The calling CPU's own fields, one %gs-relative load each (no this_cpu()
- * first): percpu_read32(trace.level), percpu_read_ptr(rb).  The field's
- * size is checked at compile time.  Volatile: interrupt entry and exit
- * change some of them (trace.*) behind the compiler's back.
+ * first): percpu_read32(cpu).  The field's size is checked at compile
+ * time.  Volatile, as this_cpu_read() below.
  */
 #define percpu_read_sized(field, type, bytes) ({				\
 	type v_;								\
@@ -129,33 +81,6 @@ _Static_assert(__builtin_offsetof(struct percpu, self) == 0, "self must be at %g
 })
 #define percpu_read32(field)	percpu_read_sized(field, uint32_t, 4)
 #define percpu_read_ptr(field)	percpu_read_sized(field, __typeof__(((struct percpu *)0)->field), 8)
-
-/*
- * v | the calling CPU's 64-bit field, in one instruction (the field folded
- * into the or).  Volatile like the reads, so each use pays for its own
- * read: a loop of events costs what the same events apart would.
- */
-#define percpu_or_into64(field, v) ({						\
-	uint64_t r_ = (v);							\
-	_Static_assert(sizeof(((struct percpu *)0)->field) == 8,		\
-		       "percpu: " #field " is not 8 bytes");			\
-	__asm__ __volatile__("orq %%gs:%c1, %0" : "+r"(r_)			\
-			     : "i"(__builtin_offsetof(struct percpu, field)));	\
-	r_;									\
-})
-
-/*
- * The calling CPU's 32-bit field |= v, &= v: one instruction, so atomic
- * against this CPU's own interrupts (no other CPU writes its fields).
- */
-#define percpu_op32(op, field, v) do {						\
-	_Static_assert(sizeof(((struct percpu *)0)->field) == 4,		\
-		       "percpu: " #field " is not 4 bytes");			\
-	__asm__ __volatile__(op "l %0, %%gs:%c1" : : "ri"((uint32_t)(v)),	\
-			     "i"(__builtin_offsetof(struct percpu, field)) : "memory"); \
-} while (0)
-#define percpu_or32(field, v)	percpu_op32("or", field, v)
-#define percpu_and32(field, v)	percpu_op32("and", field, v)
 
 static inline struct percpu *this_cpu(void)
 {
@@ -188,14 +113,19 @@ static inline struct percpu *this_cpu(void)
 #define DEFINE_PER_CPU_ALIGNED(type, name) \
 	__attribute__((section(".percpu"), aligned(CACHELINE_SIZE))) __typeof__(type) name
 
-/* var's offset from any CPU's GS base; var may name a field (wd.state). */
+/*
+ * var's offset from any CPU's GS base; var may name a field (wd.state).
+ * The accessors' asm takes &var and PERCPU_VARS_OFFSET as two operands
+ * and adds them in the operand (%gs:var+offset): GCC does not always see
+ * the sum, an integer made from an address, as the constant "i" wants.
+ */
 #define percpu_offset(var)	(PERCPU_VARS_OFFSET + (uintptr_t)&(var))
 
-/* Another CPU's (or this one's) var, by logical id: cpus[cpu] must exist. */
-#define per_cpu_ptr(var, cpu) \
-	((__typeof__(&(var)))((char *)cpus[(cpu)] + percpu_offset(var)))
-#define this_cpu_ptr(var) \
-	((__typeof__(&(var)))((char *)this_cpu() + percpu_offset(var)))
+/* var in the area pc; another CPU's (or this one's) by logical id: cpus[cpu] must exist. */
+#define percpu_area_ptr(pc, var) \
+	((__typeof__(&(var)))((char *)(pc) + percpu_offset(var)))
+#define per_cpu_ptr(var, cpu)	percpu_area_ptr(cpus[(cpu)], var)
+#define this_cpu_ptr(var)	percpu_area_ptr(this_cpu(), var)
 
 #define percpu_check_scalar(var) \
 	_Static_assert(sizeof(var) == 1 || sizeof(var) == 2 || sizeof(var) == 4 || \
@@ -210,15 +140,48 @@ static inline struct percpu *this_cpu(void)
 #define this_cpu_read(var) ({							\
 	__typeof__(var) v_;							\
 	percpu_check_scalar(var);						\
-	__asm__ __volatile__("mov %%gs:%c1, %0" : "=r"(v_)			\
-			     : "i"(percpu_offset(var)));			\
+	__asm__ __volatile__("mov %%gs:%c1+%c2, %0" : "=r"(v_)			\
+			     : "i"(&(var)), "i"(PERCPU_VARS_OFFSET));		\
 	v_;									\
 })
 #define this_cpu_write(var, v) do {						\
 	percpu_check_scalar(var);						\
-	__asm__ __volatile__("mov %1, %%gs:%c0" : : "i"(percpu_offset(var)),	\
-			     "er"((__typeof__(var))(v)) : "memory");		\
+	__asm__ __volatile__("mov %2, %%gs:%c0+%c1" : : "i"(&(var)),		\
+			     "i"(PERCPU_VARS_OFFSET), "er"((__typeof__(var))(v))	\
+			     : "memory");						\
 } while (0)
+
+/*
+ * The calling CPU's var |= v, &= v: one read-modify-write instruction, so
+ * atomic against this CPU's own interrupts (no other CPU writes it).
+ */
+#define this_cpu_op(op, var, v) do {						\
+	_Static_assert(sizeof(var) == 4 || sizeof(var) == 8,			\
+		       "this_cpu_" op ": " #var " is not 4 or 8 bytes");	\
+	if (sizeof(var) == 4)	/* the suffix: v may be an immediate */	\
+		__asm__ __volatile__(op "l %2, %%gs:%c0+%c1" : : "i"(&(var)),	\
+				     "i"(PERCPU_VARS_OFFSET), "ir"((uint32_t)(v))	\
+				     : "memory");					\
+	else								\
+		__asm__ __volatile__(op "q %2, %%gs:%c0+%c1" : : "i"(&(var)),	\
+				     "i"(PERCPU_VARS_OFFSET), "er"((uint64_t)(v))	\
+				     : "memory");					\
+} while (0)
+#define this_cpu_or(var, v)	this_cpu_op("or", var, v)
+#define this_cpu_and(var, v)	this_cpu_op("and", var, v)
+
+/*
+ * v | the calling CPU's var, in one instruction (var folded into the or),
+ * var left as it is.  Volatile like the reads, so each use pays for its
+ * own read: a loop of events costs what the same events apart would.
+ */
+#define this_cpu_or_into(var, v) ({						\
+	__typeof__(var) r_ = (v);						\
+	percpu_check_scalar(var);						\
+	__asm__ __volatile__("or %%gs:%c1+%c2, %0" : "+r"(r_)			\
+			     : "i"(&(var)), "i"(PERCPU_VARS_OFFSET));		\
+	r_;									\
+})
 
 extern struct percpu *cpus[MAX_CPUS];	/* by logical id; NULL past the last */
 extern unsigned cpu_count;		/* CPUs with an area */
@@ -227,7 +190,6 @@ extern unsigned cpus_online;		/* CPUs running */
 /* Set up the boot CPU's area (GS base, GDT, TSS) early in boot. */
 void percpu_init_boot(void);
 void percpu_free(struct percpu *pc);	/* an AP that did not start */
-void percpu_trace_ctx_refresh(void);	/* after ftrace_stacks[][] changes */
 /* Allocate an area for a CPU that is about to start. */
 struct percpu *percpu_alloc(uint32_t cpu, uint32_t apic_id, uint32_t uid);
 /* Load GS base, GDT and TSS on the CPU that owns pc. */

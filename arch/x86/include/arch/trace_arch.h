@@ -14,10 +14,10 @@
  *   arch_local_add32()   addl, same reasoning; or32, and32 likewise
  *   arch_local_sub32_zero() subl, answering from its zero flag
  *   arch_trace_level_bit() 1 << the context level (0 task, 2 IRQ, 3 NMI),
- *                        kept per CPU by trap_dispatch at %gs:trace.level_bit
- *                        and read in one instruction
+ *                        the tracer's per-CPU trace_ctx.level_bit, which
+ *                        trap_dispatch switches, read in one instruction
  *   arch_trace_level()   the level itself (not a ring buffer hook: for the
- *                        kernel's own tests), at %gs:trace.level
+ *                        kernel's own tests), trace_ctx.level
  *   arch_trace_warn()    report an integrity stop; safe in NMI: from NMI it
  *                        only records the reason, printed later by
  *                        arch_trace_report_stops() (arch/x86/trace_warn.c)
@@ -30,6 +30,7 @@
 #include <arch/local_ops.h>
 #include <arch/percpu.h>
 #include <arch/tsc_site.h>
+#include "kernel/trace_ctx.h"
 
 /*
  * The stamp instruction: the clock's two halves.  The "memory" clobber is
@@ -90,14 +91,14 @@ static inline uint64_t arch_trace_level_bit(void)
 {
 	uint64_t v;
 
-	__asm__ __volatile__("movl %%gs:%c1, %k0" : "=r"(v)
-			     : "i"(__builtin_offsetof(struct percpu, trace.level_bit)));
+	__asm__ __volatile__("movl %%gs:%c1+%c2, %k0" : "=r"(v)
+			     : "i"(&trace_ctx.level_bit), "i"(PERCPU_VARS_OFFSET));
 	return v;
 }
 
 static inline unsigned arch_trace_level(void)
 {
-	return percpu_read32(trace.level);
+	return this_cpu_read(trace_ctx.level);
 }
 
 void arch_trace_warn(unsigned cpu, const char *why);

@@ -26,6 +26,12 @@ DECLARE_PER_CPU(struct clock_latch, tsc_clock);
 
 enum { TSC_REF_PIT, TSC_REF_HPET, TSC_REF_PMTIMER, TSC_REF_CPUID };
 
+/* ms of TSC time in cycles (3 GHz assumed before calibration): a wait's bound. */
+static inline uint64_t tsc_ms_to_cycles(uint64_t ms)
+{
+	return (tsc.hz ? tsc.hz : 3000000000ull) / 1000 * ms;
+}
+
 /* TSC cycles a reference window of window_ns may take (0: no bound yet). */
 uint64_t tsc_window_deadline(uint64_t window_ns);
 

@@ -52,7 +52,7 @@
  * The context as the kernel keeps it per CPU (struct trace_ctx), here per
  * thread: the nest bit ready-made, one %fs load where the kernel does one
  * %gs load.  peer_baretrace.c defines it beside the payload's form of the
- * context (bench_ent_hi, the kernel's trace.ent_hi, which is not an arch
+ * context (bench_ent_hi, the kernel's trace_ctx.ent_hi, which is not an arch
  * hook) and sets both from host_trace_level.
  */
 extern __thread uint32_t bench_level_bit;	/* 1 << host_trace_level */
