@@ -237,6 +237,7 @@ static int write_text(const struct args *a, const struct dump_result *r)
 		dump_text_cpus(r, tc);
 		o.catalog = dump_catalog(r);
 		o.syms = &syms;
+		o.calib = dump_calib(r);
 		if (trace_text_write(tc, r->nr_cpus, &o, scratch,
 				     trace_text_scratch_size(r->nr_cpus), &sink, NULL))
 			rc = -1;
