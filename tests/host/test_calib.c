@@ -389,7 +389,8 @@ static void test_cover_is_a_bound(void **state)
 		r[win].usable = true;
 		cover = calib_cover_ppb(r, N, win, &spread);
 		for (int i = 0; i < N; i++) {
-			unsigned __int128 b = r[i].err_ppb + r[i].tol_ppb, hi = r[i].hz, hw = r[win].hz;
+			unsigned __int128 b = r[i].err_ppb + r[i].tol_ppb;
+			unsigned __int128 hi = r[i].hz, hw = r[win].hz;
 
 			if (!r[i].usable)
 				continue;

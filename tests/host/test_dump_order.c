@@ -298,7 +298,8 @@ static void test_refused(void **state)
 		{ { { .cpu = 1, .why = 2, .from_ns = 5, .found_ns = 6 } }, 1,
 		  "cpu 1: a TRUST frame for a clock that is trusted; ignored" },
 		{ { { .cpu = 2, .why = 2, .from_ns = 7, .found_ns = 6 } }, 1,
-		  "(TRUST): cpu 2's trust ends at 7 ns, after the fault was found at 6 ns; ignored" },
+		  "(TRUST): cpu 2's trust ends at 7 ns, after the fault was found at 6 ns; "
+		  "ignored" },
 		{ { { .cpu = 2, .why = 2, .from_ns = 1000002000, .found_ns = 1000003000 },
 		    { .cpu = 2, .why = 2, .from_ns = 5, .found_ns = 6 } }, 2,
 		  "(TRUST): second TRUST of cpu 2; ignored" },
