@@ -436,10 +436,10 @@ static void state_dispute(int best)
 	tsc.disputed = true;
 	tsc.vote_err_ppb = tsc.err_ppb;
 	tsc.err_ppb = cover - tsc.tol_ppb;	/* cover >= the winner's err + tol */
-	printk("tsc: vote disputed: used=%s left_out=%s spread_ppm=" PPM_FMT " vote_err_ppm="
-	       PPM_FMT " err_ppm=" PPM_FMT ": the vote assumes a majority of the references is "
-	       "right; err_ppm covers every reference\n", tsc.used, tsc.left_out,
-	       PPM_ARG(tsc.spread_ppb), PPM_ARG(tsc.vote_err_ppb), PPM_ARG(tsc.err_ppb));
+	printk("tsc: vote disputed (it assumes a majority of the references is right; err_ppm "
+	       "covers every reference): used=%s left_out=%s spread_ppm=" PPM_FMT " vote_err_ppm="
+	       PPM_FMT " err_ppm=" PPM_FMT "\n", tsc.used, tsc.left_out, PPM_ARG(tsc.spread_ppb),
+	       PPM_ARG(tsc.vote_err_ppb), PPM_ARG(tsc.err_ppb));
 }
 
 static void refine(int best)
