@@ -56,6 +56,7 @@ static void make_page(uint8_t *page, uint32_t cpu, const uint32_t *words, uint32
  *   D cpu0 1.000000951    51 >   50
  *   E cpu2 1.000001001    50 <=  50   undecided (the boundary)
  *   F cpu1 1.000001500   499 >  450
+ *   f cpu1 1.000001600   one CPU's own order: never counted
  *   G cpu2 1.000002000   U (at the instant): not counted
  *   H cpu0 1.000002010   after a U: not counted
  */
@@ -71,7 +72,8 @@ static void setup_cpus(struct trace_text_cpu *tc)
 {
 	const uint32_t w0[] = { REC(2, 0), MARK(0, 1), REC(2, 951), MARK(0, 4),
 				REC(2, 2010), MARK(0, 8) };
-	const uint32_t w1[] = { REC(2, 300), MARK(0, 2), REC(2, 1500), MARK(0, 6) };
+	const uint32_t w1[] = { REC(2, 300), MARK(0, 2), REC(2, 1500), MARK(0, 6),
+				REC(2, 1600), MARK(0, 9) };
 	const uint32_t w2[] = { REC(2, 900), MARK(0, 3), REC(2, 1001), MARK(0, 5),
 				REC(2, 2000), MARK(0, 7) };
 	const int64_t skew[3] = { 0, 100, 1000 }, uncert[3] = { 0, 300, 50 };
@@ -85,8 +87,7 @@ static void setup_cpus(struct trace_text_cpu *tc)
 					     .conv = conv, .skew_cycles = skew[c],
 					     .skew_uncert_cycles = uncert[c] };
 		st[c] = (struct dump_stats){ .cpu = c, .state = DUMP_STATE_OFF,
-					     .written = 3 - (c == 1), .entries = 3 - (c == 1),
-					     .read = 3 - (c == 1) };
+					     .written = 3, .entries = 3, .read = 3 };
 		tc[c] = (struct trace_text_cpu){
 			.cpu = c, .clock_state = trace_clock_state(&fc[c]), .clock = &conv,
 			.trust = c == 2 ? &trust2 : NULL, .clock_frame = &fc[c],
@@ -98,9 +99,9 @@ static void setup_cpus(struct trace_text_cpu *tc)
 static const char want_head[] =
 	"# tracer: baretrace\n"
 	"#\n"
-	"# entries-in-buffer/entries-written: 8/8   #P:3\n"
+	"# entries-in-buffer/entries-written: 9/9   #P:3\n"
 	"# cpu=0 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
-	"# cpu=1 entries=2 overrun=0 dropped=0 commit_overrun=0 read=2 lost=0\n"
+	"# cpu=1 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
 	"# cpu=2 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0 clock=untrusted "
 	"untrusted_from=1.000002000\n"
 	"# events: enabled=14/14 all\n"
@@ -130,6 +131,7 @@ static const char *const want_events[] = {
 	"CPU:2 [ORDER UNDECIDED: 50 ns after CPU:0, within 50 ns]\n",
 	"       task-2     [002] ....     1.000001001: mark: id=5\n",
 	"       task-1     [001] ....     1.000001500: mark: id=6\n",
+	"       task-1     [001] ....     1.000001600: mark: id=9\n",
 	"       task-2     [002] ...U     1.000002000: mark: id=7\n",
 	"       task-0     [000] ....     1.000002010: mark: id=8\n",
 };
@@ -184,7 +186,7 @@ static void test_text(void **state)
 		want_text(&want, marks, o.calib);
 		assert_string_equal((char *)out.p, (char *)want.p);
 		assert_int_equal(sum.undecided, 2);
-		assert_int_equal(sum.printed, 8);
+		assert_int_equal(sum.printed, 9);
 	}
 	/* One CPU selected: no pair, no order lines. */
 	out.len = 0;
