@@ -32,7 +32,7 @@ enum {
 
 static const char usage[] =
 	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--trace-dat FILE]\n"
-	"                        [--events] [--quiet]\n"
+	"                        [--events] [--quiet] [--mark-order]\n"
 	"                        [--last N] [--cpu N] [--dump K] [last=N] [cpu=N]\n"
 	"\n"
 	"Find the binary trace dump (frames written by the kernel's `dump` command)\n"
@@ -57,6 +57,11 @@ static const char usage[] =
 	"               str[N], enum); text still goes to FILE with --text FILE\n"
 	"  --quiet      no text on stdout (unless --text) and no summary; damage\n"
 	"               is still reported on stderr\n"
+	"  --mark-order text: before each event whose order with the one before it,\n"
+	"               of another CPU, the skew bounds do not decide (their times\n"
+	"               lie within the pair's '# order:' figure), a line\n"
+	"               'CPU:<b> [ORDER UNDECIDED: <d> ns after CPU:<a>, within <w> ns]';\n"
+	"               without it such pairs are only counted (stderr, 'order:')\n"
 	"  --last N     text: only the N most recent events (merged order); 0: all\n"
 	"  --cpu N      text: only CPU N\n"
 	"  last=N cpu=N the same, spelt as the kernel's `dump text` takes them\n"
@@ -66,6 +71,11 @@ static const char usage[] =
 	"Damage (bad CRCs, missing or repeated frames, truncation, bytes that are no\n"
 	"frame inside the dump, no END frame) is reported on stderr, one line each,\n"
 	"with byte offsets into the capture; everything that checks out is decoded.\n"
+	"\n"
+	"The text's header says, per pair of CPUs, within how many ns their\n"
+	"events' order is not decided ('# order:'), when a CPU's clock stopped\n"
+	"being trusted ('untrusted_from=': 'U' only on its events from then on),\n"
+	"and whether the calibration's references disagreed ('# clock:').\n"
 	"\n"
 	"A CPU whose CLOCK frame is invalid (a conversion the kernel cannot have\n"
 	"made: mult 0 or all zero, shift or ns_frac out of range, hz 0 or mult not\n"
@@ -90,6 +100,7 @@ struct args {
 	const char *trace_dat;	/* --trace-dat FILE, or NULL */
 	bool quiet;		/* --quiet */
 	bool events;		/* --events */
+	bool mark_order;	/* --mark-order */
 	struct trace_text_opts sel; /* --last N, --cpu N */
 	int32_t dump;		/* --dump K - 1, or -1 for the last */
 };
@@ -132,6 +143,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->events = true;
 		} else if (!strcmp(o, "--quiet")) {
 			a->quiet = true;
+		} else if (!strcmp(o, "--mark-order")) {
+			a->mark_order = true;
 		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf") || !strcmp(o, "--trace-dat")) {
 			if (!val)
 				return bad_usage("missing value for", o);
@@ -220,7 +233,8 @@ static void file_write(void *ctx, const void *buf, size_t len)
 	fwrite(buf, 1, len, ctx);
 }
 
-static int write_text(const struct args *a, const struct dump_result *r)
+static int write_text(const struct args *a, const struct dump_result *r,
+		      struct trace_text_summary *sum)
 {
 	struct trace_text_opts o = a->sel;
 	struct trace_symbols syms = dump_symbols(r);
@@ -240,8 +254,10 @@ static int write_text(const struct args *a, const struct dump_result *r)
 		dump_text_cpus(r, tc);
 		o.catalog = dump_catalog(r);
 		o.syms = &syms;
+		o.calib = dump_calib(r);
+		o.mark_order = a->mark_order;
 		if (trace_text_write(tc, r->nr_cpus, &o, scratch,
-				     trace_text_scratch_size(r->nr_cpus), &sink, NULL))
+				     trace_text_scratch_size(r->nr_cpus), &sink, sum))
 			rc = -1;
 	}
 	if (f && (ferror(f) || (f != stdout ? fclose(f) : fflush(f)))) {
@@ -311,6 +327,8 @@ static void summary(const struct dump_result *r, int rc)
 int main(int argc, char **argv)
 {
 	struct dump_read_opts ro = { .report = report_line };
+	struct trace_text_summary sum = { 0 };
+	bool texted = false;
 	struct dump_result r;
 	struct args a;
 	uint8_t *cap;
@@ -354,14 +372,21 @@ int main(int argc, char **argv)
 
 	if (a.events && list_events(&r))
 		status = EXIT_USAGE;
-	if ((a.text || (!a.quiet && !a.events)) && write_text(&a, &r))
-		status = EXIT_USAGE;
+	if (a.text || (!a.quiet && !a.events)) {
+		texted = true;
+		if (write_text(&a, &r, &sum))
+			status = EXIT_USAGE;
+	}
 	if (a.ctf && ctf_write(a.ctf, &r, stderr))
 		status = EXIT_USAGE;
 	if (a.trace_dat && trace_dat_write(a.trace_dat, &r, stderr))
 		status = EXIT_USAGE;
 	if (!a.quiet)
 		summary(&r, rc);
+	if (!a.quiet && texted)
+		fprintf(stderr, "baretrace-decode: order: %llu adjacent pairs of events of two "
+			"CPUs lie within their skew bounds: their order is not decided\n",
+			(unsigned long long)sum.undecided);
 	free(arena);
 	free(cap);
 	return status;

@@ -11,7 +11,8 @@
  *            context { u64 timestamp_begin, timestamp_end (clock);
  *                      u64 content_size, packet_size (bits);
  *                      u64 events_discarded; u32 cpu_id; u64 page_pos;
- *                      u8 clock_trusted }
+ *                      u8 clock_trusted }   (a page whose CPU's trust
+ *                                        ended within it is two packets)
  *            events:  header { u16 id; u64 timestamp (clock) }
  *                     context { u8 ctx }   payload { u32 fields... }
  *   A code address (a SYM field, e.g. ftrace:function's ip and parent_ip)
@@ -63,6 +64,13 @@ struct packet {
 	size_t len;		/* used */
 	size_t cap;		/* allocated */
 };
+
+/*
+ * Trust: clock_trusted is per packet, so a CPU trusted until an instant
+ * (a TRUST frame) has its page that holds the instant cut in two packets
+ * there, and babeltrace2 shows each event with the text's U or not.  The
+ * env block carries the instants and a disputed calibration.
+ */
 
 /* State of one CPU's stream. */
 struct stream {
@@ -174,9 +182,20 @@ static int write_metadata(const char *dir, const struct dump_result *r, uint64_t
 		"\t};\n};\n\n");
 	fprintf(f, "env {\n\ttracer_name = \"baretrace\";\n\tdump_id = %u;\n"
 		"\tnr_cpus = %u;\n\tpage_size = %u;\n\ttsc_hz = %llu;\n\ttsc_err_ppb = %llu;\n"
-		"\tcomplete = %d;\n};\n\n", r->dump_id, r->nr_cpus, r->page_size,
+		"\tcomplete = %d;\n", r->dump_id, r->nr_cpus, r->page_size,
 		(unsigned long long)r->begin.tsc_hz, (unsigned long long)r->begin.tsc_err_ppb,
 		r->complete ? 1 : 0);
+	if (r->has_calib)	/* the vote was disputed: dump_format.h, struct dump_calib */
+		fprintf(f, "\tcalib_disputed = 1;\n\tcalib_ref = \"%s\";\n\tcalib_used = \"%s\";\n"
+			"\tcalib_left_out = \"%s\";\n\tcalib_vote_err_ppb = %llu;\n"
+			"\tcalib_spread_ppb = %llu;\n", r->calib.ref, r->calib.used,
+			r->calib.left_out, (unsigned long long)r->calib.vote_err_ppb,
+			(unsigned long long)r->calib.spread_ppb);
+	for (i = 0; i < r->nr_cpus; i++)
+		if (r->cpus[i].has_trust)
+			fprintf(f, "\tcpu%u_untrusted_from_ns = %lld;\n", i,
+				(long long)r->cpus[i].trust.from_ns);
+	fprintf(f, "};\n\n");
 	fprintf(f, "clock {\n\tname = \"baretrace_ns\";\n"
 		"\tdescription = \"TSC cycles converted per CPU to ns since calibration\";\n"
 		"\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = -%llu;\n\toffset = 0;\n"
@@ -293,11 +312,19 @@ static int write_event(struct packet *pk, const struct trace_catalog *cat,
 	       put16(pk, (uint16_t)v.id) || put32(pk, v.bytes) ? -1 : 0;
 }
 
+/* Is dc's clock trusted at converted time ns? (The text's U, per event.) */
+static bool trusted_at(const struct dump_cpu *dc, int64_t ns)
+{
+	return dc->clock_state == TRACE_CLOCK_TRUSTED ||
+	       (dc->clock_state == TRACE_CLOCK_UNTRUSTED && dc->has_trust &&
+		ns < dc->trust.from_ns);
+}
+
 static int write_stream(const char *dir, const struct dump_result *r,
 			const struct dump_cpu *dc, uint64_t bias, struct packet *pk,
 			FILE *err)
 {
-	struct stream s = { .cpu = dc->cpu, .trusted = dc->clock_state == TRACE_CLOCK_TRUSTED };
+	struct stream s = { .cpu = dc->cpu };
 	struct trace_symbols syms = dump_symbols(r);
 	char path[4096];
 	uint32_t i;
@@ -310,11 +337,13 @@ static int write_stream(const char *dir, const struct dump_result *r,
 	for (i = 0; i < dc->nr_pages && !rc; i++) {
 		const struct rb_page_header *h = dc->pages[i];
 		const struct clock_conv *conv = &dc->clock.conv;
-		uint64_t begin = in_order(&s, biased(clock_cycles_to_ns(conv, h->base_ts), bias));
-		uint64_t end = begin;
+		int64_t base_ns = clock_cycles_to_ns(conv, h->base_ts);
+		uint64_t begin = in_order(&s, biased(base_ns, bias));
+		uint64_t end = begin, t;
 		struct rb_page_iter it;
 		struct rb_event ev;
 
+		s.trusted = trusted_at(dc, base_ns);
 		if (i == 0 && dc->lost[0]) {
 			/* An empty packet to measure the first loss against. */
 			rc |= packet_start(pk, &s, begin, h->pos);
@@ -324,7 +353,15 @@ static int write_stream(const char *dir, const struct dump_result *r,
 		rc |= packet_start(pk, &s, begin, h->pos);
 		if (rb_page_iter_init(&it, h, r->page_size) == RB_ITER_END) {
 			while (rb_page_iter_next(&it, &ev) == RB_ITER_EVENT) {
-				end = in_order(&s, biased(clock_cycles_to_ns(conv, ev.ts), bias));
+				int64_t ns = clock_cycles_to_ns(conv, ev.ts);
+
+				t = in_order(&s, biased(ns, bias));
+				if (trusted_at(dc, ns) != s.trusted) {	/* trust ends here */
+					rc |= packet_finish(pk, &s, end);
+					s.trusted = !s.trusted;
+					rc |= packet_start(pk, &s, t, h->pos);
+				}
+				end = t;
 				rc |= write_event(pk, dump_catalog(r), &syms, &ev, end);
 			}
 		}

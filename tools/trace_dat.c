@@ -659,6 +659,13 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 		  r->complete ? "complete" : "DAMAGED: what was decoded");
 	if (t->bias_s)
 		tb_printf(&o, ", times shifted by +%llu s", (unsigned long long)t->bias_s);
+	if (r->has_calib)
+		tb_printf(&o, ", calibration disputed: %s used, %s left out, %llu ppb apart; "
+			  "tsc_err_ppb=%llu covers every reference, %llu if the majority is right",
+			  r->calib.used, r->calib.left_out,
+			  (unsigned long long)r->calib.spread_ppb,
+			  (unsigned long long)r->calib.err_ppb,
+			  (unsigned long long)r->calib.vote_err_ppb);
 	put_option(b, TDAT_OPT_UNAME, &o);
 	for (c = 0; c < r->nr_cpus; c++) {
 		const struct dump_cpu *dc = &r->cpus[c];
@@ -678,6 +685,9 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 			tb_printf(&o, "stats: missing\n");
 		tb_printf(&o, "clock: %s%s%s\n", clock_word(dc->clock_state),
 			  dc->clock_note[0] ? ": " : "", dc->clock_note);
+		if (dc->has_trust)	/* trusted before it: trace.dat has no per-event flag */
+			tb_printf(&o, "clock untrusted from: %lld ns\n",
+				  (long long)dc->trust.from_ns + (long long)t->bias_ns);
 		put_option(b, TDAT_OPT_CPUSTAT, &o);
 	}
 	b->oom |= o.oom;
@@ -1067,7 +1077,12 @@ int trace_dat_write(const char *path, const struct dump_result *r, FILE *err)
 	for (c = 0; c < r->nr_cpus; c++) {
 		const struct dump_cpu *dc = &r->cpus[c];
 
-		if (dc->clock_state != TRACE_CLOCK_TRUSTED)
+		if (dc->clock_state != TRACE_CLOCK_TRUSTED && dc->has_trust)
+			fprintf(err, "trace-dat: cpu %u: clock untrusted from %lld ns: its times "
+				"from then on may be off against other CPUs' (trace-cmd report "
+				"--stat shows it)\n", c,
+				(long long)dc->trust.from_ns + (long long)t->bias_ns);
+		else if (dc->clock_state != TRACE_CLOCK_TRUSTED)
 			fprintf(err, "trace-dat: cpu %u: clock %s: its times may be off against "
 				"other CPUs' (trace-cmd report --stat shows it)\n", c,
 				clock_word(dc->clock_state));

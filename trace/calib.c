@@ -148,6 +148,40 @@ bool calib_confirmed(const struct calib_ref *refs, unsigned n, const bool *in_gr
 	return i < n && confirmed_mask(refs, n, m, i);
 }
 
+static uint64_t sat_add64(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_u128(unsigned __int128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+uint64_t calib_cover_ppb(const struct calib_ref *refs, unsigned n, unsigned win,
+			 uint64_t *spread_ppb)
+{
+	uint64_t hw = refs[win].hz, cover = sat_add64(refs[win].err_ppb, refs[win].tol_ppb);
+
+	*spread_ppb = 0;
+	if (n > CALIB_MAX_REFS)
+		n = CALIB_MAX_REFS;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t b = sat_add64(refs[i].err_ppb, refs[i].tol_ppb), d, off, spread;
+
+		if (!refs[i].usable || !refs[i].hz || !hw)
+			continue;
+		d = refs[i].hz > hw ? refs[i].hz - hw : hw - refs[i].hz;
+		/* d < 2^64 and 10^9 + b < 2^65: the product fits 128 bits. */
+		off = sat_u128(((unsigned __int128)d * ((unsigned __int128)PPB + b) +
+				refs[i].hz - 1) / refs[i].hz);
+		spread = sat_u128(((unsigned __int128)d * PPB + hw - 1) / hw);
+		cover = sat_add64(off, b) > cover ? sat_add64(off, b) : cover;
+		*spread_ppb = spread > *spread_ppb ? spread : *spread_ppb;
+	}
+	return cover;
+}
+
 static unsigned popcount(unsigned m)
 {
 	return (unsigned)__builtin_popcount(m);

@@ -137,7 +137,8 @@ const char *dump_frame_name(uint32_t type)
 		[DUMP_FRAME_BEGIN] = "BEGIN", [DUMP_FRAME_CLOCK] = "CLOCK",
 		[DUMP_FRAME_PAGE] = "PAGE", [DUMP_FRAME_STATS] = "STATS",
 		[DUMP_FRAME_EVENTS] = "EVENTS", [DUMP_FRAME_SYMS] = "SYMS",
-		[DUMP_FRAME_PRINTK] = "PRINTK",
+		[DUMP_FRAME_PRINTK] = "PRINTK", [DUMP_FRAME_TRUST] = "TRUST",
+		[DUMP_FRAME_CALIB] = "CALIB",
 		[DUMP_FRAME_END] = "END",
 	};
 
@@ -278,6 +279,21 @@ static bool cpu_ok(struct proc *P, const struct dump_item *it, uint32_t cpu)
 	return false;
 }
 
+/*
+ * The CPU a per-CPU frame describes (its id counted in both passes), or
+ * NULL: out of range (reported), or the measuring pass.
+ */
+static struct dump_cpu *frame_cpu(struct proc *P, const struct dump_item *it, uint32_t cpu)
+{
+	if (!cpu_ok(P, it, cpu))
+		return 0;
+	if (cpu + 1 > P->max_cpu)
+		P->max_cpu = cpu + 1;
+	if (!P->fill || cpu >= P->r->nr_cpus)
+		return 0;
+	return &P->r->cpus[cpu];
+}
+
 static void do_clock(struct proc *P, const struct dump_item *it)
 {
 	struct dump_clock c;
@@ -289,13 +305,9 @@ static void do_clock(struct proc *P, const struct dump_item *it)
 		return;
 	}
 	__builtin_memcpy(&c, it->payload, sizeof(c));
-	if (!cpu_ok(P, it, c.cpu))
+	dc = frame_cpu(P, it, c.cpu);
+	if (!dc)
 		return;
-	if (c.cpu + 1 > P->max_cpu)
-		P->max_cpu = c.cpu + 1;
-	if (!P->fill || c.cpu >= P->r->nr_cpus)
-		return;
-	dc = &P->r->cpus[c.cpu];
 	if (dc->has_clock) {
 		report(P, "frame seq %u (CLOCK): second clock of cpu %u; ignored", it->h.seq,
 		       c.cpu);
@@ -315,6 +327,70 @@ static void do_clock(struct proc *P, const struct dump_item *it)
 		trace_clock_check(&c, dc->clock_note, sizeof(dc->clock_note));
 }
 
+/*
+ * TRUST: when a CPU's clock stopped being trusted.  Checked against its
+ * CLOCK in finish(), once every frame is in: a trust that ended on a clock
+ * the CLOCK frame calls trusted, or an end after its finding, is one the
+ * kernel cannot have sent; it is dropped (reported), and the CPU's events
+ * keep what the CLOCK frame says of all of them.
+ */
+static void do_trust(struct proc *P, const struct dump_item *it)
+{
+	struct dump_trust t;
+	struct dump_cpu *dc;
+
+	__builtin_memcpy(&t, it->payload, sizeof(t));	/* the scan checked the length */
+	dc = frame_cpu(P, it, t.cpu);
+	if (!dc)
+		return;
+	if (dc->has_trust) {
+		report(P, "frame seq %u (TRUST): second TRUST of cpu %u; ignored", it->h.seq,
+		       t.cpu);
+		return;
+	}
+	if (t.from_ns > t.found_ns) {
+		report(P, "frame seq %u (TRUST): cpu %u's trust ends at %lld ns, after the fault "
+		       "was found at %lld ns; ignored", it->h.seq, t.cpu, (long long)t.from_ns,
+		       (long long)t.found_ns);
+		return;
+	}
+	dc->has_trust = true;
+	dc->trust = t;
+}
+
+/* A CALIB string: printable ASCII up to its NUL, which must be there. */
+static bool calib_str_ok(const char *s, size_t size)
+{
+	for (size_t i = 0; i < size; i++) {
+		if (!s[i])
+			return true;
+		if (s[i] < 0x20 || s[i] >= 0x7f)
+			return false;
+	}
+	return false;
+}
+
+static void do_calib(struct proc *P, const struct dump_item *it)
+{
+	struct dump_calib c;
+
+	__builtin_memcpy(&c, it->payload, sizeof(c));	/* the scan checked the length */
+	if (!P->fill)
+		return;
+	if (P->r->has_calib) {
+		report(P, "frame seq %u (CALIB): a second CALIB frame; ignored", it->h.seq);
+		return;
+	}
+	if (!calib_str_ok(c.ref, sizeof(c.ref)) || !calib_str_ok(c.used, sizeof(c.used)) ||
+	    !calib_str_ok(c.left_out, sizeof(c.left_out))) {
+		report(P, "frame seq %u (CALIB): a reference name is not printable text ending "
+		       "in NUL; ignored", it->h.seq);
+		return;
+	}
+	P->r->has_calib = true;
+	P->r->calib = c;
+}
+
 static void do_stats(struct proc *P, const struct dump_item *it)
 {
 	struct dump_stats st;
@@ -326,15 +402,9 @@ static void do_stats(struct proc *P, const struct dump_item *it)
 		return;
 	}
 	__builtin_memcpy(&st, it->payload, sizeof(st));
-	if (!cpu_ok(P, it, st.cpu))
+	dc = frame_cpu(P, it, st.cpu);
+	if (!dc)
 		return;
-	if (st.cpu + 1 > P->max_cpu)
-		P->max_cpu = st.cpu + 1;
-	if (!P->fill)
-		return;
-	if (st.cpu >= P->r->nr_cpus)
-		return;
-	dc = &P->r->cpus[st.cpu];
 	if (dc->has_stats) {
 		report(P, "frame seq %u (STATS): second STATS of cpu %u; ignored", it->h.seq,
 		       st.cpu);
@@ -797,6 +867,12 @@ static void do_frame(struct proc *P, const struct dump_item *it)
 	case DUMP_FRAME_PRINTK:
 		do_printk(P, it);
 		break;
+	case DUMP_FRAME_TRUST:
+		do_trust(P, it);
+		break;
+	case DUMP_FRAME_CALIB:
+		do_calib(P, it);
+		break;
 	default:
 		report(P, "frame seq %u at byte offset %llu: unknown type %u; ignored", seq,
 		       ull(it->off), it->h.type);
@@ -987,6 +1063,12 @@ static void finish(struct proc *P)
 			clock_missing(P, dc);
 		else if (dc->clock_state == TRACE_CLOCK_INVALID)
 			clock_invalid(P, dc);
+		if (dc->has_trust && dc->clock_state != TRACE_CLOCK_UNTRUSTED) {
+			report(P, "cpu %u: a TRUST frame for a clock that is %s; ignored", c,
+			       dc->clock_state == TRACE_CLOCK_TRUSTED ? "trusted" :
+			       dc->clock_state == TRACE_CLOCK_MISSING ? "missing" : "invalid");
+			dc->has_trust = false;
+		}
 		if (!dc->has_stats)
 			report(P, "cpu %u: no STATS frame", c);
 		count_lost(P, dc);
@@ -1153,6 +1235,8 @@ void dump_text_cpus(const struct dump_result *r, struct trace_text_cpu *out)
 			.clock = &dc->clock.conv,
 			.clock_note = dc->clock_state == TRACE_CLOCK_INVALID && dc->clock_note[0] ?
 				      dc->clock_note : 0,
+			.trust = dc->has_trust ? &dc->trust : 0,
+			.clock_frame = &dc->clock,
 			.stats = dc->has_stats ? &dc->stats : 0,
 			.page_size = r->page_size,
 			.nr_pages = dc->nr_pages,

@@ -35,6 +35,10 @@ static bool header_plausible(const struct dump_frame_header *h)
 		return h->len >= sizeof(struct dump_page_info) + RB_PAGE_HEADER_SIZE;
 	case DUMP_FRAME_STATS:
 		return h->len == sizeof(struct dump_stats);
+	case DUMP_FRAME_TRUST:
+		return h->len == sizeof(struct dump_trust);
+	case DUMP_FRAME_CALIB:
+		return h->len == sizeof(struct dump_calib);
 	case DUMP_FRAME_END:
 		return h->len == sizeof(struct dump_end);
 	case DUMP_FRAME_EVENTS:		/* the smallest: no field, empty strings */

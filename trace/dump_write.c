@@ -209,6 +209,16 @@ void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock)
 	dump_emit(w, DUMP_FRAME_CLOCK, clock, sizeof(*clock), 0, 0);
 }
 
+void dump_write_trust(struct dump_writer *w, const struct dump_trust *trust)
+{
+	dump_emit(w, DUMP_FRAME_TRUST, trust, sizeof(*trust), 0, 0);
+}
+
+void dump_write_calib(struct dump_writer *w, const struct dump_calib *calib)
+{
+	dump_emit(w, DUMP_FRAME_CALIB, calib, sizeof(*calib), 0, 0);
+}
+
 void dump_write_page(struct dump_writer *w, uint32_t cpu, const void *page,
 		     uint32_t page_size, uint64_t lost_overrun, uint64_t lost_dropped)
 {

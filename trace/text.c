@@ -32,6 +32,7 @@
 #include <trace/text_ftrace.h>
 
 #define TEXT_LINE_MAX	1280	/* an event's fields at their longest (strings), cut beyond */
+#define ORDER_LINE_WRAP	90	/* an order line goes on in a new one past this */
 
 enum text_item {
 	ITEM_NONE = 0,		/* the CPU has nothing more */
@@ -237,6 +238,28 @@ uint32_t trace_clock_state(const struct dump_clock *c)
 	return (c->flags & DUMP_CLOCK_TRUSTED) ? TRACE_CLOCK_TRUSTED : TRACE_CLOCK_UNTRUSTED;
 }
 
+/*
+ * A skew s measured within u is applied when |s| > u: the clock is then
+ * off the truth by at most u.  Within its bound it is not applied (the
+ * CPU uses the boot CPU's conversion), and the truth, somewhere in
+ * [s - u, s + u], is the whole error: at most |s| + u.  In ns, rounded up.
+ */
+uint64_t trace_clock_skew_bound_ns(const struct dump_clock *c)
+{
+	uint64_t hz = c->conv.hz, skew = clk_abs(c->skew_cycles), r, ns;
+
+	if (c->skew_uncert_cycles < 0 || hz == 0 || hz > CLOCK_HZ_MAX)
+		return UINT64_MAX;
+	r = (uint64_t)c->skew_uncert_cycles;
+	if (skew <= r)
+		r = clk_sat_add(r, skew);
+	ns = clk_cycles_to_ns_floor(r, hz);
+	if (ns != UINT64_MAX &&
+	    (unsigned __int128)ns * hz != (unsigned __int128)r * CLOCK_NSEC_PER_SEC)
+		ns++;
+	return ns;
+}
+
 /* ---- cursors ---- */
 
 static void cursor_reset(struct text_cursor *k, const struct trace_text_cpu *c)
@@ -328,6 +351,50 @@ static uint32_t clock_state(const struct trace_text_cpu *c)
 	return c->clock_state <= TRACE_CLOCK_INVALID ? c->clock_state : TRACE_CLOCK_INVALID;
 }
 
+/* The flag of an event of c at ns: 'U' unless c's clock is trusted at that time. */
+static char trust_flag(const struct trace_text_cpu *c, int64_t ns)
+{
+	if (c->clock_state == TRACE_CLOCK_TRUSTED)
+		return '.';
+	if (c->clock_state == TRACE_CLOCK_UNTRUSTED && c->trust && ns < c->trust->from_ns)
+		return '.';
+	return 'U';
+}
+
+/* c's skew bound where it holds (a trusted clock, or one trusted until an instant). */
+static uint64_t order_bound(const struct trace_text_cpu *c)
+{
+	if (c->clock_frame && (c->clock_state == TRACE_CLOCK_TRUSTED ||
+			       (c->clock_state == TRACE_CLOCK_UNTRUSTED && c->trust)))
+		return trace_clock_skew_bound_ns(c->clock_frame);
+	return UINT64_MAX;
+}
+
+/* Within how many ns an event of a and one of b may be in either true order. */
+static uint64_t order_window(const struct trace_text_cpu *a, const struct trace_text_cpu *b)
+{
+	uint64_t x = order_bound(a), y = order_bound(b);
+
+	return x == UINT64_MAX || y == UINT64_MAX ? UINT64_MAX : clk_sat_add(x, y);
+}
+
+/* ns as "<s>.<9 digits>", signed. */
+static void ns_str(char *buf, size_t len, int64_t ns)
+{
+	uint64_t mag = clk_abs(ns);
+
+	ksnprintf(buf, len, "%s%llu.%09llu", ns < 0 ? "-" : "",
+		  (unsigned long long)(mag / CLOCK_NSEC_PER_SEC),
+		  (unsigned long long)(mag % CLOCK_NSEC_PER_SEC));
+}
+
+/* ppb as ppm with three decimals, as the kernel's lines print it. */
+static void ppm_str(char *buf, size_t len, uint64_t ppb)
+{
+	ksnprintf(buf, len, "%llu.%03llu", (unsigned long long)(ppb / 1000u),
+		  (unsigned long long)(ppb % 1000u));
+}
+
 /* Selected CPUs whose clock is invalid. */
 static uint32_t count_invalid(const struct text_cursor *ks, uint32_t n)
 {
@@ -336,6 +403,82 @@ static uint32_t count_invalid(const struct text_cursor *ks, uint32_t n)
 	for (i = 0; i < n; i++)
 		k += clock_state(ks[i].c) == TRACE_CLOCK_INVALID;
 	return k;
+}
+
+/* A clock trusted until an instant: when, and what was found. */
+static void put_trust_line(const struct trace_text_cpu *c, const struct trace_sink *out)
+{
+	static const char *const found[] = {
+		[DUMP_TRUST_DRIFT] = "the TSC's rate drift",
+		[DUMP_TRUST_SKEW] = "its TSC skew changed",
+		[DUMP_TRUST_MOVED] = "the boot CPU's TSC moved",
+	};
+	struct text_line l = { .len = 0 };
+	char from[32], at[32];
+
+	if (clock_state(c) != TRACE_CLOCK_UNTRUSTED || !c->trust)
+		return;
+	ns_str(from, sizeof(from), c->trust->from_ns);
+	ns_str(at, sizeof(at), c->trust->found_ns);
+	line_add(&l, "# U: cpu %u: trusted until %s, the clock watchdog's last good check "
+		 "before it found %s at %s: its events from then on carry U, earlier ones do not",
+		 c->cpu, from, c->trust->why >= DUMP_TRUST_DRIFT &&
+		 c->trust->why <= DUMP_TRUST_MOVED ? found[c->trust->why] : "a fault", at);
+	line_put(&l, out);
+}
+
+/* The calibration's disputed vote: the figures, then what they mean. */
+static void put_calib_lines(const struct dump_calib *k, const struct trace_sink *out)
+{
+	struct text_line l = { .len = 0 };
+	char err[32], vote[32], tol[32], spread[32];
+
+	ppm_str(err, sizeof(err), k->err_ppb);
+	ppm_str(vote, sizeof(vote), k->vote_err_ppb);
+	ppm_str(tol, sizeof(tol), k->tol_ppb);
+	ppm_str(spread, sizeof(spread), k->spread_ppb);
+	line_add(&l, "# clock: disputed freq_hz=%llu ref=%.*s err_ppm=%s tol_ppm=%s "
+		 "vote_err_ppm=%s used=%.*s left_out=%.*s spread_ppm=%s", (unsigned long long)k->hz,
+		 (int)sizeof(k->ref), k->ref, err, tol, vote, (int)sizeof(k->used), k->used,
+		 (int)sizeof(k->left_out), k->left_out, spread);
+	line_put(&l, out);
+	line_add(&l, "# clock: the calibration's references disagree; the vote assumes a majority "
+		 "of them is right, which vote_err_ppm bounds; err_ppm covers every reference");
+	line_put(&l, out);
+}
+
+/*
+ * Per pair of selected CPUs, the ns within which their events' merged
+ * order is not decided: one line per CPU a with its pairs b > a, wrapped.
+ */
+static void put_order_lines(const struct text_cursor *ks, uint32_t n,
+			    const struct trace_sink *out)
+{
+	struct text_line l = { .len = 0 };
+	uint32_t a, b;
+
+	if (n < 2)
+		return;
+	line_add(&l, "# order: events of CPUs a and b are in true order when their times differ "
+		 "by more than the figure for a,b (ns: the two skew bounds added); nearer, the "
+		 "order shown is not decided");
+	line_put(&l, out);
+	for (a = 0; a + 1 < n; a++) {
+		line_add(&l, "# order: cpu=%u", ks[a].c->cpu);
+		for (b = a + 1; b < n; b++) {
+			uint64_t w = order_window(ks[a].c, ks[b].c);
+
+			if (l.len > ORDER_LINE_WRAP) {
+				line_put(&l, out);
+				line_add(&l, "# order: cpu=%u", ks[a].c->cpu);
+			}
+			if (w == UINT64_MAX)
+				line_add(&l, " %u=unbounded", ks[b].c->cpu);
+			else
+				line_add(&l, " %u=%llu", ks[b].c->cpu, (unsigned long long)w);
+		}
+		line_put(&l, out);
+	}
 }
 
 static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t n,
@@ -381,6 +524,12 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 			line_add(&l, " clock_backwards=%llu",
 				 (unsigned long long)st->clock_backwards);
 		line_add(&l, "%s", clock_notes[clock_state(c)]);
+		if (clock_state(c) == TRACE_CLOCK_UNTRUSTED && c->trust) {
+			char from[32];
+
+			ns_str(from, sizeof(from), c->trust->from_ns);
+			line_add(&l, " untrusted_from=%s", from);
+		}
 		if (st && st->state == DUMP_STATE_STOPPED)
 			line_add(&l, " state=stopped reason=\"%.*s\"",
 				 DUMP_STOP_REASON_MAX - 1, st->stop_reason);
@@ -405,6 +554,8 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 			 "step; its times may be off against other CPUs'");
 		line_put(&l, out);
 	}
+	for (i = 0; i < n; i++)
+		put_trust_line(ks[i].c, out);
 	if (seen & (1u << TRACE_CLOCK_MISSING)) {
 		line_add(&l, "# U: clock=missing: the dump lacks this CPU's conversion; its times "
 			 "use a stand-in and may be off against other CPUs'");
@@ -427,6 +578,9 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 			 "other CPUs'");
 		line_put(&l, out);
 	}
+	if (opts->calib)
+		put_calib_lines(opts->calib, out);
+	put_order_lines(ks, n, out);
 	line_add(&l, "#");
 	line_put(&l, out);
 	line_add(&l, "#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION");
@@ -441,7 +595,7 @@ static void put_prefix(struct text_line *l, const struct text_cursor *k, uint32_
 	char secs[24];
 	int64_t ns = k->ns;
 	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-	char trust = k->c->clock_state == TRACE_CLOCK_TRUSTED ? '.' : 'U';
+	char trust = trust_flag(k->c, ns);
 
 	ksnprintf(secs, sizeof(secs), "%s%llu", ns < 0 ? "-" : "",
 		  (unsigned long long)(mag / CLOCK_NSEC_PER_SEC));
@@ -556,6 +710,40 @@ static void put_marker(const struct text_cursor *k, const struct trace_sink *out
 	line_put(&l, out);
 }
 
+/* The event printed last, for order_check(). */
+struct order_last {
+	const struct trace_text_cpu *c;	/* its CPU, NULL before the first */
+	int64_t ns;			/* its time */
+};
+
+/*
+ * Is k's event, about to print, one whose order with the event printed
+ * before it the skew bounds do not decide?  Only events of two CPUs, both
+ * on a clock trusted at their time: a 'U' already says its order is not
+ * known.  Counted, and with opts->mark_order said in a line before it.
+ */
+static void order_check(const struct order_last *last, const struct text_cursor *k,
+			const struct trace_text_opts *opts, const struct trace_sink *out,
+			struct trace_text_summary *sum)
+{
+	struct text_line l = { .len = 0 };
+	uint64_t w, d;
+
+	if (!last->c || last->c == k->c || trust_flag(last->c, last->ns) != '.' ||
+	    trust_flag(k->c, k->ns) != '.')
+		return;
+	w = order_window(last->c, k->c);
+	d = k->ns >= last->ns ? (uint64_t)k->ns - (uint64_t)last->ns : 0;
+	if (w == UINT64_MAX || d > w)
+		return;
+	sum->undecided++;
+	if (!opts->mark_order)
+		return;
+	line_add(&l, "CPU:%u [ORDER UNDECIDED: %llu ns after CPU:%u, within %llu ns]", k->c->cpu,
+		 (unsigned long long)d, last->c->cpu, (unsigned long long)w);
+	line_put(&l, out);
+}
+
 /* ---- selections ---- */
 
 /* Decimal digits to a number; false if s has anything else or overflows. */
@@ -614,6 +802,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		     struct trace_text_summary *sum)
 {
 	struct trace_text_summary dummy;
+	struct order_last last = { 0, 0 };
 	struct text_cursor *ks = scratch, *k;
 	uint64_t skip = 0, seen = 0;
 	uint32_t i, n = 0;
@@ -658,8 +847,12 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 			break;
 		}
 		if (k->item == ITEM_EVENT) {
-			if (seen++ >= skip)
+			if (seen++ >= skip) {
+				order_check(&last, k, opts, out, sum);
 				seen += (uint64_t)put_event(k, opts, out, sum);
+				/* After a leaf, k stands at its exit. */
+				last = (struct order_last){ k->c, k->ns };
+			}
 		} else if (print) {
 			put_marker(k, out, sum);
 		}

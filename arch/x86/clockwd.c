@@ -8,9 +8,12 @@
  * the clocks it touches are marked untrusted (percpu.tsc_trusted, which
  * dumps carry: clock=untrusted, the U flag, CLOCK frames without
  * DUMP_CLOCK_TRUSTED): every CPU's for a drift, since they share a rate;
- * the one CPU's for a skew change.  The flag is the watchdog's finding;
- * what the tracer does about it (today: records on, its dumps mark the
- * CPU's events) is the tracer's, told through the client's untrusted().
+ * the one CPU's for a skew change.  Each CPU's trust ends at the last check
+ * that found its clock good (cwd_cpu.good_ns): the fault lies after it,
+ * so the dump marks that CPU's events from then on, and only those.  The
+ * flag is the watchdog's finding; what the tracer does about it (today:
+ * records on, its dumps mark the CPU's events) is the tracer's, told
+ * through the client's untrusted().
  *
  * Where it runs.  It starts at the end of bring-up (clock_watchdog_init():
  * its line, and inject.tsc_step=).  Checks run from a poll,
@@ -135,6 +138,11 @@ static struct cwd_cpu {
 	int64_t worst_change;		/* the largest |change| from bring-up */
 	uint64_t worst_bound;		/* its bound */
 	bool reported;			/* a change was reported, clock untrusted */
+	int64_t good_ns;		/* the last check that found this clock good; 0:
+					 * none (the end of calibration stands in) */
+	int64_t from_ns, found_ns;	/* set once by mark_untrusted(): trust ended */
+	uint32_t why;			/* enum clock_untrust, 0: not untrusted by it;
+					 * stored last, release (clock_watchdog_untrusted()) */
 } cwd_cpu[MAX_CPUS];
 
 /*
@@ -258,14 +266,6 @@ void clock_watchdog_register(const struct clock_watchdog_client *c)
 	client = c;
 }
 
-/* The flag first (dumps read it), then the client, whose call the rest is. */
-static void mark_untrusted(unsigned cpu)
-{
-	__atomic_store_n(&cpus[cpu]->tsc_trusted, false, __ATOMIC_RELAXED);
-	if (client && client->untrusted)
-		client->untrusted(cpu);
-}
-
 /*
  * The reference failed over the interval from wd.base to s (state, its
  * delta and the fewest ticks it owed): said at once, and the other
@@ -295,6 +295,41 @@ static void ref_failed(int state, const struct clockwd_sample *s, int64_t ticks,
 	use_ref(other);
 	wd.base = sample();	/* the new reference's first read: its interval starts */
 	wd.have_base = true;
+}
+
+/*
+ * CPU c's clock is untrusted from its last good check on (found now).
+ * Only a clock trusted until now gets an instant: one untrusted since
+ * bring-up, or already by the watchdog, keeps what it had.
+ */
+static void mark_untrusted(unsigned c, uint32_t why)
+{
+	struct percpu *pc = cpus[c];
+	struct cwd_cpu *k = &cwd_cpu[c];
+
+	if (!__atomic_load_n(&pc->tsc_trusted, __ATOMIC_RELAXED))
+		return;
+	k->from_ns = k->good_ns;
+	k->found_ns = tsc_cycles_to_ns(wd.base.tsc_before);	/* this check's read */
+	if (k->found_ns < k->from_ns)
+		k->found_ns = k->from_ns;	/* the boot CPU's own clock moved back */
+	/* Release: pairs with the acquire in clock_watchdog_untrusted(). */
+	__atomic_store_n(&k->why, why, __ATOMIC_RELEASE);
+	__atomic_store_n(&pc->tsc_trusted, false, __ATOMIC_RELAXED);
+	/* The flag first (dumps read it), then the client, whose call the rest is. */
+	if (client && client->untrusted)
+		client->untrusted(c);
+}
+
+bool clock_watchdog_untrusted(unsigned cpu, int64_t *from_ns, int64_t *found_ns, uint32_t *why)
+{
+	const struct cwd_cpu *k = cpu < MAX_CPUS ? &cwd_cpu[cpu] : NULL;
+
+	if (!k || !(*why = __atomic_load_n(&k->why, __ATOMIC_ACQUIRE)))
+		return false;
+	*from_ns = k->from_ns;
+	*found_ns = k->found_ns;
+	return true;
 }
 
 /* The interval since the last read: true if its drift exceeded its bound (*d its figures). */
@@ -355,7 +390,7 @@ static void report_drift(const struct clockwd_drift *d)
 	wd.reported = true;
 	for (unsigned c = 0; c < cpu_count; c++)
 		if (cpus[c])
-			mark_untrusted(c);
+			mark_untrusted(c, CLOCK_UNTRUST_DRIFT);
 	printk("clock: watchdog: tsc drift %s ppm against %s over %llu ms exceeds bound %s ppm: "
 	       "clocks marked untrusted\n", clockwd_fmt_ppm(a, sizeof(a), d->drift_ppb), wd.ref_name,
 	       (unsigned long long)((d->interval_ns + 500000) / 1000000),
@@ -408,7 +443,7 @@ static void report_ap(unsigned c, const struct clockwd_skew_check *k)
 	if (cwd_cpu[c].reported)
 		return;
 	cwd_cpu[c].reported = true;
-	mark_untrusted(c);
+	mark_untrusted(c, CLOCK_UNTRUST_SKEW);
 	printk("clock: watchdog: cpu=%u tsc skew changed by %lld cycles (from %lld to %lld) "
 	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)k->change,
 	       (long long)pc->tsc_skew, (long long)cwd_cpu[c].skew, (unsigned long long)k->bound);
@@ -437,7 +472,7 @@ static void report_boot(const struct clockwd_skew_check *k, unsigned n)
 	wd.boot_moved = true;
 	wd.boot_change = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
 	wd.boot_bound = bound + ((uint64_t)hi - (uint64_t)lo + 1) / 2;
-	mark_untrusted(0);
+	mark_untrusted(0, CLOCK_UNTRUST_MOVED);
 	printk("clock: watchdog: cpu=0 tsc moved: every AP's skew changed alike, by %lld..%lld "
 	       "cycles (bounds up to %llu cycles): clock marked untrusted\n", (long long)lo,
 	       (long long)hi, (unsigned long long)bound);
@@ -463,7 +498,9 @@ void clock_watchdog_poll(bool quiet)
 		return;
 	busy = true;
 	bool first = !wd.have_base;
+	uint64_t checks = wd.checks;
 	bool drift = check_drift(&d);
+	bool rate_ok = wd.checks > checks && !drift;	/* evaluated, within its bound */
 	if (!first) {
 		for (unsigned c = 1; c < cpu_count; c++, n++) {
 			k[c - 1] = (struct clockwd_skew_check){ 0 };
@@ -476,7 +513,8 @@ void clock_watchdog_poll(bool quiet)
 		if (k[i].answered && k[i].changed &&
 		    clockwd_changes_agree(k[i].change, k[i].bound, wd.boot_change, wd.boot_bound))
 			k[i].changed = false;
-	if (clockwd_blame(k, n, drift) == CLOCKWD_BLAME_BOOT) {
+	bool boot = clockwd_blame(k, n, drift) == CLOCKWD_BLAME_BOOT;
+	if (boot) {
 		report_boot(k, n);	/* explains the drift too: the boot CPU read the reference */
 	} else {
 		if (drift)
@@ -485,6 +523,13 @@ void clock_watchdog_poll(bool quiet)
 			if (k[i].answered && k[i].changed)
 				report_ap(i + 1, &k[i]);
 	}
+	/* The clocks this check found good were good at its read, at least. */
+	long long now = tsc_cycles_to_ns(wd.base.tsc_before);
+	if (rate_ok && !boot)
+		cwd_cpu[0].good_ns = now;
+	for (unsigned i = 0; rate_ok && i < n; i++)
+		if (k[i].answered && !k[i].changed)
+			cwd_cpu[i + 1].good_ns = now;
 	busy = false;
 }
 

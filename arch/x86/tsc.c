@@ -18,7 +18,12 @@
  * within err + tol is trusted, and a reference outside it is not used,
  * however small its err.  Between two that disagree, a rate fixed by the
  * architecture (PIT, PM timer) outranks one the firmware or the hardware
- * reports (HPET period, CPUID crystal).  tsc.refine_ms=N then measures one
+ * reports (HPET period, CPUID crystal).  The vote assumes that a majority
+ * of the references is right: two wrong alike outvote a right one, and
+ * the figures cannot tell.  So a vote that leaves a reference out is
+ * disputed: the bound stated then covers every reference's figure
+ * (calib_cover_ppb()), and the winner's own is said as what holds if the
+ * majority is right.  tsc.refine_ms=N then measures one
  * long window against the winner (HPET or PM timer; the PIT cannot time
  * more than 54 ms).
  *
@@ -348,6 +353,8 @@ static void remeasure_if_disagreeing(void)
 	}
 }
 
+static bool vote_usable[NREFS];	/* pick(): the references the vote counted */
+
 /*
  * The winner by consensus (trace/calib.c); every measured reference the
  * consensus leaves out is reported and marked not used.
@@ -365,10 +372,12 @@ static int pick(void)
 	best = calib_consensus(cr, NREFS, in, &v);
 	if (best < 0)
 		return -1;
-	for (int i = 0; i < NREFS; i++)
+	for (int i = 0; i < NREFS; i++) {
+		vote_usable[i] = cr[i].usable;
 		if (in[i])
 			len += ksnprintf(group + len, sizeof(group) - len, "%s%s", len ? "," : "",
 					 ref_names[i]);
+	}
 	for (int i = 0; i < NREFS; i++) {
 		if (!cr[i].usable || in[i])
 			continue;
@@ -394,6 +403,43 @@ static int pick(void)
 		printk("tsc: no two references agree; ref=%s is used for its bound, and nothing "
 		       "confirms it\n", ref_names[best]);
 	return best;
+}
+
+/*
+ * A vote that left a reference out: which group won and which lost, and a
+ * bound on the truth that holds whichever of them is right (a majority
+ * wrong alike wins the vote; docs/clock.md, "The vote's assumptions").
+ * The winner's own err is kept as vote_err_ppb.  After refine(): the
+ * figures stated are the final ones.
+ */
+static void state_dispute(int best)
+{
+	struct calib_ref cr[NREFS];
+	uint64_t cover;
+	size_t u = 0, o = 0;
+
+	fill_calib_refs(cr);
+	for (int i = 0; i < NREFS; i++) {
+		cr[i].usable = vote_usable[i];
+		if (!vote_usable[i])
+			continue;
+		if (refs[i].broken)
+			o += ksnprintf(tsc.left_out + o, sizeof(tsc.left_out) - o, "%s%s",
+				       o ? "," : "", ref_names[i]);
+		else
+			u += ksnprintf(tsc.used + u, sizeof(tsc.used) - u, "%s%s", u ? "," : "",
+				       ref_names[i]);
+	}
+	if (!o)
+		return;
+	cover = calib_cover_ppb(cr, NREFS, (unsigned)best, &tsc.spread_ppb);
+	tsc.disputed = true;
+	tsc.vote_err_ppb = tsc.err_ppb;
+	tsc.err_ppb = cover - tsc.tol_ppb;	/* cover >= the winner's err + tol */
+	printk("tsc: vote disputed (it assumes a majority of the references is right; err_ppm "
+	       "covers every reference): used=%s left_out=%s spread_ppm=" PPM_FMT " vote_err_ppm="
+	       PPM_FMT " err_ppm=" PPM_FMT "\n", tsc.used, tsc.left_out, PPM_ARG(tsc.spread_ppb),
+	       PPM_ARG(tsc.vote_err_ppb), PPM_ARG(tsc.err_ppb));
 }
 
 static void refine(int best)
@@ -509,6 +555,7 @@ void tsc_init(void)
 		tsc.tol_ppb = ref_tol_ppb[best];
 		tsc.ref = ref_names[best];
 		tsc.ref_id = best;
+		state_dispute(best);
 	} else {
 		tsc.hz = 0;
 		tsc.ref = "none";

@@ -71,10 +71,12 @@ uint64_t calib_diff_ppb(uint64_t a, uint64_t b);
  * err + tol of every measured member of the group.  A reference outside
  * the group is not used, whatever its bound.
  *
- * Assumed: no two references are wrong alike.  Two that are (a PIT and a
- * PM timer sharing one bad crystal, an HPET period and a CPUID figure
- * both misreported by one firmware) form a group that outvotes a right
- * one; the kernel can only say that a reference was outvoted.
+ * Assumed: a majority of the references is right (no two are wrong
+ * alike).  Two that are (a PIT and a PM timer sharing one bad crystal, an
+ * HPET period and a CPUID figure both misreported by one firmware) form a
+ * group that outvotes a right one; the figures cannot tell.  So when the
+ * vote leaves a reference out, the bound stated is calib_cover_ppb()'s,
+ * which holds whichever reference is right.
  */
 #define CALIB_MAX_REFS		8
 
@@ -109,6 +111,18 @@ bool calib_agree_tight(const struct calib_ref *a, const struct calib_ref *b);
  * (within err + tol of each)?  A measured reference always is.
  */
 bool calib_confirmed(const struct calib_ref *refs, unsigned n, const bool *in_group, unsigned i);
+
+/*
+ * A bound on the truth around refs[win].hz that holds whichever usable
+ * reference of refs[0..n) is right, in ppb of the truth (the unit of
+ * err_ppb and tol_ppb): the largest, over usable i, of
+ *	ceil(|hz_i - hz_win| (1 + b_i) / hz_i) + b_i,	b_i = err_i + tol_i
+ * (reference i puts the truth T within b_i T of hz_i, so T >= hz_i /
+ * (1 + b_i)); refs[win]'s own err + tol at least.  *spread_ppb: the
+ * largest |hz_i - hz_win| as a part of hz_win, rounded up.  Saturates.
+ */
+uint64_t calib_cover_ppb(const struct calib_ref *refs, unsigned n, unsigned win,
+			 uint64_t *spread_ppb);
 
 /*
  * Pick the winner of refs[0..n) (n <= CALIB_MAX_REFS): its index, or -1.

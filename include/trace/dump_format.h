@@ -18,8 +18,10 @@
  *   <------------------ header, 16 bytes ---------------->               <- 4 B ->
  *   crc32 = CRC-32 (IEEE) of the header and the payload, stored after them.
  *
- *   dump:  BEGIN  CLOCK x nr_cpus  PAGE ...  STATS x nr_cpus  END
- *   seq:     0     1 .. nr_cpus    ...                        last
+ *   dump:  BEGIN  [CALIB]  CLOCK x nr_cpus  [TRUST ...]  PAGE ...  STATS x nr_cpus  END
+ *   seq:     0                                                                     last
+ *   (EVENTS, SYMS and PRINTK frames follow BEGIN; CALIB and TRUST only when
+ *   there is something to say, so a dump without them reads in older readers)
  *
  * Key: all integers little-endian; frames are not aligned in the stream
  * (readers copy before use); payloads are the structs below, byte for byte.
@@ -85,6 +87,8 @@ enum dump_frame_type {
 	DUMP_FRAME_EVENTS = 6,	/* one event's description, below */
 	DUMP_FRAME_SYMS = 7,	/* part of the kernel's symbol table, below */
 	DUMP_FRAME_PRINTK = 8,	/* trace_printk formats, as SYMS with formats for names */
+	DUMP_FRAME_TRUST = 9,	/* struct dump_trust: when a CPU's clock stopped being trusted */
+	DUMP_FRAME_CALIB = 10,	/* struct dump_calib: the calibration's vote was disputed */
 };
 
 /*
@@ -173,6 +177,58 @@ struct dump_clock {
 
 _Static_assert(sizeof(struct dump_clock) == 80, "dump_clock is a dump format");
 _Static_assert(offsetof(struct dump_clock, conv) == 8, "dump_clock is a dump format");
+
+/* dump_trust.why: what the kernel found. */
+enum {
+	DUMP_TRUST_DRIFT = 1,	/* the clock watchdog saw the TSC's rate drift (every CPU) */
+	DUMP_TRUST_SKEW = 2,	/* ... this AP's skew change */
+	DUMP_TRUST_MOVED = 3,	/* ... the boot CPU's TSC move (every AP's skew changed alike) */
+};
+
+/*
+ * TRUST: a CPU whose clock was trusted until an instant, then not (its
+ * CLOCK frame has DUMP_CLOCK_TRUSTED clear).  Sent only for such CPUs,
+ * after the CLOCK frames.  from_ns is the last check that found the clock
+ * good, so the fault lies after it: events stamped before from_ns are as
+ * trusted as any, those at or after it are not.  Both times are trace ns
+ * on the boot CPU's clock, read before the fault it found.  A reader that
+ * does not know this frame marks every event of the CPU untrusted, as
+ * the CLOCK frame says: less precise, never wrong.
+ */
+struct dump_trust {
+	uint32_t cpu;		/* CPU id */
+	uint32_t why;		/* DUMP_TRUST_* */
+	int64_t from_ns;	/* trusted before this instant, not from it on */
+	int64_t found_ns;	/* when the kernel found the fault (>= from_ns) */
+};
+
+_Static_assert(sizeof(struct dump_trust) == 24, "dump_trust is a dump format");
+
+#define DUMP_CALIB_DISPUTED	0x1u	/* some reference disagreed with the winner */
+#define DUMP_CALIB_NAMES	32	/* bytes of each reference list, NUL included */
+
+/*
+ * CALIB: the calibration's vote was disputed (a reference was left out).
+ * The vote assumes that a majority of the references is right; when two
+ * are wrong alike, they win.  So the bound stated (err_ppb, the same as
+ * BEGIN's tsc_err_ppb) covers every reference's figure, and vote_err_ppb
+ * is the winner's own bound, which holds only under that assumption.
+ * Strings are printable ASCII, NUL-terminated.
+ */
+struct dump_calib {
+	uint32_t flags;		/* DUMP_CALIB_* */
+	uint32_t reserved;	/* 0 */
+	uint64_t hz;		/* the frequency used (BEGIN's tsc_hz) */
+	uint64_t err_ppb;	/* its bound, covering every reference (+ tol_ppb) */
+	uint64_t vote_err_ppb;	/* the winner's own bound: if a majority is right */
+	uint64_t tol_ppb;	/* the winner's oscillator tolerance */
+	uint64_t spread_ppb;	/* the largest difference of a reference's figure from hz */
+	char ref[8];		/* the winner: "pit", "hpet", "pmtimer", "cpuid" */
+	char used[DUMP_CALIB_NAMES];	/* the winning group, "pmtimer,cpuid" */
+	char left_out[DUMP_CALIB_NAMES]; /* the references it outvoted, "pit,hpet" */
+};
+
+_Static_assert(sizeof(struct dump_calib) == 120, "dump_calib is a dump format");
 
 /* PAGE: this struct, then data_len bytes of the page as recorded. */
 struct dump_page_info {

@@ -35,6 +35,8 @@ struct dump_cpu {
 	uint32_t clock_state;		/* enum trace_clock_state */
 	bool has_clock;			/* its CLOCK frame arrived */
 	bool has_stats;			/* its STATS frame arrived */
+	bool has_trust;			/* a TRUST frame arrived and is used */
+	struct dump_trust trust;	/* as received: trusted before trust.from_ns */
 	struct dump_clock clock;	/* as received; its conv a stand-in when
 					 * clock_state is MISSING or INVALID */
 	char clock_note[DUMP_CLOCK_NOTE_MAX]; /* INVALID: "<what is wrong>; its
@@ -59,6 +61,8 @@ struct dump_result {
 	bool complete;			/* END confirms every frame arrived */
 	struct dump_begin begin;	/* as received; zero if not */
 	struct dump_end end;		/* as received; zero if not */
+	bool has_calib;			/* a CALIB frame arrived: the vote was disputed */
+	struct dump_calib calib;	/* as received; zero if not */
 	uint32_t nr_cpus;		/* entries in cpus: from BEGIN, else highest id + 1 */
 	uint32_t page_size;		/* from BEGIN, else the smallest that fits */
 	struct dump_cpu *cpus;		/* in the arena */
@@ -86,6 +90,12 @@ struct trace_symbols dump_symbols(const struct dump_result *r);
 static inline const struct trace_catalog *dump_catalog(const struct dump_result *r)
 {
 	return r->catalog ? r->catalog : &trace_builtin_catalog;
+}
+
+/* r's disputed calibration for the text, or NULL. */
+static inline const struct dump_calib *dump_calib(const struct dump_result *r)
+{
+	return r->has_calib ? &r->calib : 0;
 }
 
 struct dump_read_opts {

@@ -9,7 +9,9 @@
  *   struct dump_writer w;
  *   dump_write_begin(&w, &sink, id, &begin);      seq 0
  *   dump_write_events(&w, &trace_builtin_catalog, on); one per event
+ *   dump_write_calib(&w, &calib);                 only if the vote was disputed
  *   dump_write_clock(&w, &clock);                 one per CPU id
+ *   dump_write_trust(&w, &trust);                 one per CPU whose trust ended
  *   dump_write_page(&w, cpu, page, size, ov, dr); each page, any order of CPUs
  *   dump_write_stats(&w, &stats);                 one per CPU id, after its pages
  *   dump_write_end(&w);                           counts and chain checksum
@@ -65,6 +67,12 @@ void dump_write_printk_formats(struct dump_writer *w, const struct dump_syms_src
 
 /* One CPU's clock (CLOCK frame). */
 void dump_write_clock(struct dump_writer *w, const struct dump_clock *clock);
+
+/* When a CPU's clock stopped being trusted (TRUST frame), after the CLOCK frames. */
+void dump_write_trust(struct dump_writer *w, const struct dump_trust *trust);
+
+/* The calibration's disputed vote (CALIB frame), before the CLOCK frames. */
+void dump_write_calib(struct dump_writer *w, const struct dump_calib *calib);
 
 /*
  * One ring page of cpu as the reader took it (PAGE frame): page_size is

@@ -25,7 +25,16 @@
  *   4  '.' or 'U' when the CPU's clock is untrusted, missing or
  *      invalid: its stamps are not comparable with other CPUs' (the cpu=
  *      line says which, and a "# U:" line under them what it means; for
- *      an invalid clock one line per CPU, with what is wrong)
+ *      an invalid clock one line per CPU, with what is wrong).  A clock
+ *      trusted until an instant (struct dump_trust) has 'U' only on the
+ *      events at or after it; its cpu= line says untrusted_from=<s>.
+ * Header lines about clocks, after the cpu= and events lines:
+ *   # clock: ...   the calibration's vote was disputed (struct dump_calib)
+ *   # order: cpu=<a> <b>=<ns> ...   per pair of CPUs, the ns within which
+ *                  the merged order of their events is not decided: the two
+ *                  skew bounds added (trace_clock_skew_bound_ns()), or
+ *                  "unbounded"; "CPU:<b> [ORDER UNDECIDED: ...]" lines mark
+ *                  adjacent events within it (opts.mark_order)
  * Events whose id is unknown or whose payload does not match their id
  * print as "unknown: id=<id> bytes=<payload bytes>".  A page whose records
  * stop making sense prints "CPU:<n> [MALFORMED PAGE pos=<p> at offset <o>]"
@@ -102,6 +111,17 @@ int trace_clock_check(const struct dump_clock *c, char *why, size_t len);
  */
 uint32_t trace_clock_state(const struct dump_clock *c);
 
+/*
+ * How far c's converted times can be off the boot CPU's, in ns, rounded
+ * up: its skew bound, plus the skew itself when the skew lies within its
+ * bound, since the kernel then does not apply it (docs/clock.md, "Skew
+ * between CPUs").  The boot CPU's is 0.  UINT64_MAX when c has no usable
+ * rate or a negative bound.  Whether the bound holds is the clock state's
+ * business: the text uses it only for trusted clocks (and a clock trusted
+ * until an instant, before it).
+ */
+uint64_t trace_clock_skew_bound_ns(const struct dump_clock *c);
+
 /* One CPU's part of the trace. */
 struct trace_text_cpu {
 	uint32_t cpu;			/* CPU id, as printed */
@@ -110,6 +130,10 @@ struct trace_text_cpu {
 	const char *clock_note;		/* INVALID: "<what is wrong>; its times
 					 * <what stands in>", for its "# U:" line;
 					 * NULL: a generic line */
+	const struct dump_trust *trust;	/* UNTRUSTED from trust->from_ns on, trusted
+					 * before it; NULL: as clock_state says */
+	const struct dump_clock *clock_frame; /* its CLOCK: skew and bound for the
+					 * order lines; NULL: no bound known */
 	const struct dump_stats *stats;	/* its counters, NULL if unknown */
 	uint32_t page_size;		/* ring page size, bytes */
 	uint32_t nr_pages;		/* entries in pages[] (and lost[]) */
@@ -129,6 +153,9 @@ struct trace_text_opts {
 	bool (*stop)(void *ctx);	/* asked before each line after the header: true ends
 					 * the text there (summary's cut); NULL: never */
 	void *stop_ctx;			/* its argument */
+	const struct dump_calib *calib;	/* a disputed calibration, or NULL */
+	bool mark_order;		/* an ORDER UNDECIDED line before each event whose
+					 * order with the one before is not decided */
 };
 
 /*
@@ -150,6 +177,9 @@ struct trace_text_summary {
 	uint64_t malformed;		/* MALFORMED PAGE lines written */
 	uint64_t shown;			/* events of the selection written (last=, cut) */
 	bool cut;			/* opts->stop ended the text early */
+	uint64_t undecided;		/* printed events on a trusted clock whose order with
+					 * the event printed before, of another CPU on a
+					 * trusted clock, the skew bounds do not decide */
 };
 
 /* Scratch bytes trace_text_write() needs for nr_cpus CPUs. */

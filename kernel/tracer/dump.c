@@ -18,6 +18,7 @@
  * the range (dump_walk_*, called by kernel/tracer/persist.c).
  */
 #include <stddef.h>
+#include <arch/clockwd.h>
 #include <arch/cpu.h>
 #include <arch/percpu.h>
 #include <arch/tsc.h>
@@ -35,6 +36,7 @@
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
+#include "trace/format.h"
 #include "trace/ring_walk.h"
 #include "trace/text.h"
 #include <usb/stick.h>
@@ -58,6 +60,8 @@ struct snap_cpu {
 	uint64_t *lost_dropped;		/* ... the dropped part */
 	struct dump_stats stats;	/* counters at the snapshot */
 	struct dump_clock clock;	/* conversion and trust */
+	bool has_trust;			/* trusted until trust.from_ns (clock untrusted) */
+	struct dump_trust trust;	/* when and why the clock watchdog ended it */
 };
 
 static struct snap_cpu snap[MAX_CPUS];
@@ -74,6 +78,8 @@ static bool have_snapshot;
 static bool no_cpu_calls;		/* a panic: the other CPUs are stopped */
 static uint32_t snap_ncpus;		/* CPUs the snapshot describes */
 static uint64_t snap_tsc_hz, snap_tsc_err_ppb;	/* the clock of the boot that wrote it */
+static bool snap_has_calib;		/* this boot's calibration vote was disputed */
+static struct dump_calib snap_calib;	/* ... its figures */
 static uint64_t walk_slot;		/* walked snapshots: the next free pool slot */
 
 static void *alloc(uint64_t pages)
@@ -124,6 +130,40 @@ static void distrust_backwards(const struct dump_stats *ds, struct dump_clock *c
 		clk->flags &= ~DUMP_CLOCK_TRUSTED;
 }
 
+_Static_assert((int)CLOCK_UNTRUST_DRIFT == DUMP_TRUST_DRIFT &&
+	       (int)CLOCK_UNTRUST_SKEW == DUMP_TRUST_SKEW &&
+	       (int)CLOCK_UNTRUST_MOVED == DUMP_TRUST_MOVED,
+	       "the watchdog's reasons are the dump's");
+
+/*
+ * When the clock watchdog took an untrusted CPU's trust away: its events
+ * before that instant are as good as any.  Not for a clock that went
+ * backwards in the buffer: when is unknown, so every event is suspect.
+ */
+static bool cpu_trust(uint32_t c, const struct dump_clock *clk, const struct dump_stats *st,
+		      struct dump_trust *out)
+{
+	*out = (struct dump_trust){ .cpu = c };
+	return !(clk->flags & DUMP_CLOCK_TRUSTED) && !st->clock_backwards &&
+	       clock_watchdog_untrusted(c, &out->from_ns, &out->found_ns, &out->why);
+}
+
+/* A disputed calibration vote, as dumps carry it (false: not disputed). */
+static bool calib_now(struct dump_calib *k)
+{
+	if (!tsc.disputed)
+		return false;
+	*k = (struct dump_calib){
+		.flags = DUMP_CALIB_DISPUTED, .hz = tsc.hz, .err_ppb = tsc.err_ppb,
+		.vote_err_ppb = tsc.vote_err_ppb, .tol_ppb = tsc.tol_ppb,
+		.spread_ppb = tsc.spread_ppb,
+	};
+	ksnprintf(k->ref, sizeof(k->ref), "%s", tsc.ref);
+	ksnprintf(k->used, sizeof(k->used), "%s", tsc.used);
+	ksnprintf(k->left_out, sizeof(k->left_out), "%s", tsc.left_out);
+	return true;
+}
+
 static bool take_snapshot(void)
 {
 	static uint64_t first[MAX_CPUS], count[MAX_CPUS];
@@ -153,6 +193,7 @@ static bool take_snapshot(void)
 	snap_ncpus = cpu_count;
 	snap_tsc_hz = tsc.hz;
 	snap_tsc_err_ppb = tsc.err_ppb;
+	snap_has_calib = calib_now(&snap_calib);
 	for (unsigned c = 0; c < cpu_count; c++) {
 		struct snap_cpu *s = &snap[c];
 		struct rb_stats st;
@@ -166,6 +207,7 @@ static bool take_snapshot(void)
 		dump_stats_from_rb(&s->stats, c, &st);
 		dump_cpu_clock(c, &s->clock);
 		distrust_backwards(&s->stats, &s->clock);
+		s->has_trust = cpu_trust(c, &s->clock, &s->stats, &s->trust);
 	}
 	have_snapshot = true;
 	dump_id++;
@@ -200,6 +242,7 @@ bool dump_walk_begin(uint32_t nr_cpus, uint64_t max_pages, uint64_t tsc_hz, uint
 	snap_ncpus = nr_cpus;
 	snap_tsc_hz = tsc_hz;
 	snap_tsc_err_ppb = err_ppb;
+	snap_has_calib = false;		/* known for this boot only: walk_live() */
 	walk_slot = 0;
 	have_snapshot = false;	/* the pool's old contents are gone */
 	return true;
@@ -311,7 +354,9 @@ static bool walk_live(void)
 					res.refused, (unsigned long long)res.lost, res.why);
 		}
 		dump_walk_cpu(c, &ds, &clk);
+		snap[c].has_trust = cpu_trust(c, &clk, &ds, &snap[c].trust);
 	}
+	snap_has_calib = calib_now(&snap_calib);
 	dump_walk_end();
 	return true;
 }
@@ -377,7 +422,8 @@ static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 	static struct trace_text_cpu tc[MAX_CPUS];
 	struct trace_text_opts opts = { .last = last, .cpu = cpu == DUMP_ALL_CPUS ?
 					TRACE_TEXT_ALL_CPUS : cpu, .syms = &kernel_syms,
-					.enabled = enabled };
+					.enabled = enabled,
+					.calib = snap_has_calib ? &snap_calib : NULL };
 	struct trace_sink sink = { sink_text, NULL };
 	struct trace_text_summary sum;
 
@@ -389,6 +435,8 @@ static bool print_text(uint32_t cpu, uint64_t last, const uint8_t *enabled)
 			.cpu = c,
 			.clock_state = trace_clock_state(&s->clock),
 			.clock = &s->clock.conv,
+			.trust = s->has_trust ? &s->trust : NULL,
+			.clock_frame = &s->clock,
 			.stats = &s->stats,
 			.page_size = RB_PAGE_SIZE_DEFAULT,
 			.nr_pages = s->npages,
@@ -448,8 +496,13 @@ static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *s
 		      struct dump_writer *w, bool cuttable)
 {
 	dump_write_head(w, sink, dump_id, snap_ncpus, snap_tsc_hz, snap_tsc_err_ppb, enabled);
+	if (snap_has_calib)
+		dump_write_calib(w, &snap_calib);
 	for (unsigned c = 0; c < snap_ncpus; c++)
 		dump_write_clock(w, &snap[c].clock);
+	for (unsigned c = 0; c < snap_ncpus; c++)
+		if (snap[c].has_trust)
+			dump_write_trust(w, &snap[c].trust);
 	for (unsigned c = 0; c < snap_ncpus; c++) {
 		if (cpu != DUMP_ALL_CPUS && c != cpu)
 			continue;

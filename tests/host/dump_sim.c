@@ -384,9 +384,11 @@ int sim_text(const struct sim *s, const struct trace_text_opts *o, struct membuf
 {
 	struct trace_text_cpu tc[SIM_MAX_CPUS];
 	struct trace_sink sink = { membuf_write, out };
+	struct trace_text_opts opts = *o;
 	uint64_t scratch[1024];
 	uint32_t ci;
 
+	opts.calib = s->cfg.calib;	/* as the kernel passes its own */
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {
 		const struct sim_cpu *c = &s->cpu[ci];
 
@@ -394,6 +396,8 @@ int sim_text(const struct sim *s, const struct trace_text_opts *o, struct membuf
 			.cpu = ci,
 			.clock_state = trace_clock_state(&c->clock),
 			.clock = &c->clock.conv,
+			.trust = c->has_trust ? &c->trust : NULL,
+			.clock_frame = &c->clock,
 			.stats = &c->stats,
 			.page_size = s->cfg.page_size,
 			.nr_pages = c->nr_taken,
@@ -401,7 +405,7 @@ int sim_text(const struct sim *s, const struct trace_text_opts *o, struct membuf
 			.lost = c->lost,
 		};
 	}
-	return trace_text_write(tc, s->cfg.nr_cpus, o, scratch, sizeof(scratch), &sink, sum);
+	return trace_text_write(tc, s->cfg.nr_cpus, &opts, scratch, sizeof(scratch), &sink, sum);
 }
 
 static const char *sim_sym_at(const void *ctx, uint32_t i, uint64_t *addr)
@@ -445,8 +449,13 @@ void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 
 		dump_write_printk_formats(&w, &src);
 	}
+	if (s->cfg.calib)
+		dump_write_calib(&w, s->cfg.calib);
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
 		dump_write_clock(&w, &s->cpu[ci].clock);
+	for (ci = 0; ci < s->cfg.nr_cpus; ci++)
+		if (s->cpu[ci].has_trust)
+			dump_write_trust(&w, &s->cpu[ci].trust);
 	for (ci = 0; ci < s->cfg.nr_cpus; ci++) {
 		const struct sim_cpu *c = &s->cpu[ci];
 
@@ -479,7 +488,7 @@ int sim_decode(const struct membuf *cap, int32_t which, struct dump_result *r, v
 {
 	struct dump_read_opts ro = { .which = which, .report = report_to_membuf,
 				     .report_ctx = rep };
-	struct trace_text_opts all = { .cpu = TRACE_TEXT_ALL_CPUS };
+	struct trace_text_opts all = { .cpu = TRACE_TEXT_ALL_CPUS }, opts;
 	struct trace_sink sink = { membuf_write, text };
 	struct trace_text_cpu *tc;
 	void *scratch;
@@ -501,7 +510,9 @@ int sim_decode(const struct membuf *cap, int32_t which, struct dump_result *r, v
 	if (!tc || !scratch)
 		die("out of memory");
 	dump_text_cpus(r, tc);
-	if (trace_text_write(tc, r->nr_cpus, o ? o : &all, scratch,
+	opts = o ? *o : all;
+	opts.calib = dump_calib(r);	/* as the decoder does */
+	if (trace_text_write(tc, r->nr_cpus, &opts, scratch,
 			     trace_text_scratch_size(r->nr_cpus), &sink, sum))
 		die("trace_text_write refused a decoded dump");
 	free(tc);

@@ -42,6 +42,7 @@ struct sim_cfg {
 	bool extra_events;	/* write the extra events too (mkcapture-extra) */
 	const struct trace_symtab *syms; /* sent in SYMS frames; NULL: none */
 	bool printk;		/* also write trace_printk events, formats in PRINTK frames */
+	const struct dump_calib *calib;	/* sent in a CALIB frame, and in the text; NULL: none */
 };
 
 struct sim_cpu {
@@ -51,6 +52,8 @@ struct sim_cpu {
 	uint64_t cycle_base;		/* counter at time 0 */
 	bool trusted;			/* clock flagged trusted */
 	struct dump_clock clock;	/* what the dump says of it */
+	bool has_trust;			/* a TRUST frame is sent (set after sim_run()) */
+	struct dump_trust trust;	/* ... this one */
 	uint32_t nr_taken;		/* pages taken */
 	uint32_t cap_taken;		/* room in the arrays below */
 	void **taken;			/* copies of the pages taken, in order */

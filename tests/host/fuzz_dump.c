@@ -232,6 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct trace_symbols names = dump_symbols(&r);
 
 		to.syms = &names;
+		to.calib = dump_calib(&r);
+		to.mark_order = true;
 		dump_text_cpus(&r, tc);
 		if (trace_text_write(tc, r.nr_cpus, &to, scratch,
 				     trace_text_scratch_size(r.nr_cpus), &sink, &sum))

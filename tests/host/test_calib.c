@@ -330,6 +330,82 @@ static void test_read_only_figure_checked(void **state)
 	assert_int_equal(calib_consensus(r, N, in, &v), CPUID);
 }
 
+/*
+ * Issue 30, defect 7: two references wrong alike (a PM timer and a CPUID
+ * figure both 1% high) win the vote over a right PIT and HPET, with a
+ * bound of 100 ppm.  calib_cover_ppb() gives one that covers the truth
+ * whichever reference is right: by hand, the HPET's interval is the
+ * widest, ceil(10^7 (10^9 + 500400) / 10^9) + 500400 = 10505404 ppb.
+ * Mutations caught: the group's own err + tol (100 ppm); the difference
+ * without the (1 + b) factor (10505400); left-out references skipped.
+ */
+static void test_cover_two_wrong_alike(void **state)
+{
+	struct calib_ref r[N];
+	enum calib_verdict v;
+	uint64_t spread, cover;
+	bool in[N];
+
+	(void)state;
+	refs_truth(r, 1000000000);
+	r[PMT].hz = 1010000000;
+	r[CPUID] = (struct calib_ref){ true, false, 1010000000, 0, 100 * PPM, true };
+	assert_int_equal(calib_consensus(r, N, in, &v), CPUID);	/* the wrong pair wins */
+	assert_true(in[PMT] && in[CPUID] && !in[PIT] && !in[HPET]);
+	cover = calib_cover_ppb(r, N, CPUID, &spread);
+	assert_int_equal(cover, 10505404);
+	assert_int_equal(spread, 9900991);	/* 10^7 / 1.01e9, rounded up */
+	/* The truth, 10^9, within it: |1.01e9 - 1e9| <= cover * 1e9 / 1e9. */
+	assert_true(10000000ull <= cover);
+	/* Nothing left out, one reference: its own err + tol. */
+	r[PIT].usable = r[HPET].usable = r[PMT].usable = false;
+	assert_int_equal(calib_cover_ppb(r, N, CPUID, &spread), 100 * PPM);
+	assert_int_equal(spread, 0);
+}
+
+/*
+ * The cover is a bound: for random figures and bounds, whichever usable
+ * reference is right, the truth anywhere in its interval (at both ends,
+ * T = hz_i / (1 +- b_i)) lies within cover of the winner's figure, in
+ * exact integers.
+ */
+static void test_cover_is_a_bound(void **state)
+{
+	uint64_t x = 88172645463325252ull;
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		struct calib_ref r[N];
+		uint64_t spread, cover;
+		unsigned win;
+
+		for (int i = 0; i < N; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			r[i] = (struct calib_ref){ (x & 3) != 0, false,
+						   500000000 + (x >> 8) % 4000000000ull,
+						   (x >> 40) % 20000, (x >> 20) % 600000, false };
+		}
+		win = (unsigned)(x >> 60) % N;
+		r[win].usable = true;
+		cover = calib_cover_ppb(r, N, win, &spread);
+		for (int i = 0; i < N; i++) {
+			unsigned __int128 b = r[i].err_ppb + r[i].tol_ppb;
+			unsigned __int128 hi = r[i].hz, hw = r[win].hz;
+
+			if (!r[i].usable)
+				continue;
+			for (int end = 0; end < 2; end++) {
+				/* T = hi 10^9 / (10^9 +- b); check |hw - T| 10^9 <= cover T. */
+				unsigned __int128 den = end ? 1000000000u + b : 1000000000u - b;
+				unsigned __int128 a = hw * den, t = hi * 1000000000u;
+				unsigned __int128 d = a > t ? a - t : t - a;
+
+				assert_true(d * 1000000000u <= (unsigned __int128)cover * t);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +424,8 @@ int main(void)
 		cmocka_unit_test(test_tie_broken_by_agreement_within_err),
 		cmocka_unit_test(test_tie_said),
 		cmocka_unit_test(test_read_only_figure_checked),
+		cmocka_unit_test(test_cover_two_wrong_alike),
+		cmocka_unit_test(test_cover_is_a_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

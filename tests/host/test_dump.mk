@@ -4,10 +4,11 @@
 DUMP_CORE_SRCS := trace/dump_write.c $(DUMP_READ_SRCS)
 DUMP_SIM_SRCS := tests/host/dump_sim.c trace/dump_rb.c trace/ring_buffer.c \
 	trace/ring_reader.c $(DUMP_CORE_SRCS)
-HOST_TESTS += test_dump test_dump_damage test_dump_clock
+HOST_TESTS += test_dump test_dump_damage test_dump_clock test_dump_order
 test_dump_SRCS := tests/host/test_dump.c $(DUMP_SIM_SRCS)
 test_dump_damage_SRCS := tests/host/test_dump_damage.c $(DUMP_SIM_SRCS)
 test_dump_clock_SRCS := tests/host/test_dump_clock.c $(DUMP_SIM_SRCS)
+test_dump_order_SRCS := tests/host/test_dump_order.c $(DUMP_SIM_SRCS)
 
 # The capture generator of the tool tests and the fuzzer's seeds.
 MKCAPTURE_SRCS := tests/tools/mkcapture.c $(DUMP_SIM_SRCS)

@@ -361,8 +361,8 @@ static void test_garbage_between_frames(void **state)
 		JUNK("\xba" "TR", "bytes of non-frame data inside the dump"),	/* three of four */
 		JUNK("\xba" "TR\xce\x03\x01\x00\x00\xff\xff\xff\xff" "\x00\x00\x00\x00",
 		     "header claims a 4294967295-byte payload"),
-		JUNK("\xba" "TR\xce\x09\x01\x00\x00\x18\x00\x00\x00" "\x00\x00\x00\x00",
-		     "damaged header (type 9 with a 24-byte payload)"),
+		JUNK("\xba" "TR\xce\x0b\x01\x00\x00\x18\x00\x00\x00" "\x00\x00\x00\x00",
+		     "damaged header (type 11 with a 24-byte payload)"),
 		JUNK("\xba" "TR\xce\x05\x01\x2a\x00\x18\x00\x00\x00\x05\x00\x00\x00"
 		     "0123456789abcdef01234567" "\x00\x00\x00\x00", "bad CRC"),
 #undef JUNK

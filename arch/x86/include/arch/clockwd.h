@@ -8,6 +8,7 @@
 #define ARCH_CLOCKWD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * Who the watchdog works for: the code that stamps with the TSC (the
@@ -41,6 +42,23 @@ void clock_watchdog_init(void);
  * not reported (the shell: a line would split its prompt).
  */
 void clock_watchdog_poll(bool quiet);
+
+/* What the watchdog found when it took a CPU's trust away. */
+enum clock_untrust {
+	CLOCK_UNTRUST_DRIFT = 1,	/* the TSC's rate drifted: every CPU */
+	CLOCK_UNTRUST_SKEW = 2,		/* this AP's skew changed */
+	CLOCK_UNTRUST_MOVED = 3,	/* the boot CPU's TSC moved (every AP's skew, alike) */
+};
+
+/*
+ * Whether the watchdog took cpu's trust away, and when: *from_ns is its
+ * last check that found cpu's clock good (0, the end of calibration, if
+ * none did), *found_ns the check that found the fault, both in trace ns
+ * on the boot CPU's clock (found_ns >= from_ns); *why an enum
+ * clock_untrust.  False if it did not (cpu trusted, or untrusted since bring-up).
+ * Any CPU may ask; the answer is published after its figures.
+ */
+bool clock_watchdog_untrusted(unsigned cpu, int64_t *from_ns, int64_t *found_ns, uint32_t *why);
 
 /* The watchdog's figures so far: one line, then one per AP (the shell's clock). */
 void clock_watchdog_print(void);

@@ -13,6 +13,11 @@ struct tsc_info {
 	uint64_t tol_ppb;		/* the reference oscillator's own tolerance */
 	const char *ref;		/* pit, hpet, pmtimer, cpuid, user or none */
 	int ref_id;			/* TSC_REF_* of the winner (not for user or none) */
+	bool disputed;			/* the vote left a reference out: err_ppb covers them all */
+	uint64_t vote_err_ppb;		/* disputed: the winner's own err (a right majority) */
+	uint64_t spread_ppb;		/* disputed: the largest difference from hz */
+	char used[32];			/* disputed: the winning group, "pit,hpet" */
+	char left_out[32];		/* disputed: the references outvoted */
 	bool invariant;			/* CPUID 0x80000007 EDX[8] */
 	bool tsc_adjust;		/* IA32_TSC_ADJUST exists */
 	bool hypervisor;		/* CPUID 1 ECX[31] */
