@@ -200,6 +200,8 @@ static bool apply_text(const struct cmdline_opt *o, const char *value, char *why
 			item += n + (end ? 1 : 0);
 		}
 	}
+	if (o->check && !o->check(value, why, cap))
+		return false;
 	memcpy(o->var, value, len + 1);
 	return true;
 }

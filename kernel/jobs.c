@@ -15,6 +15,7 @@
 #include "kernel/jobs.h"
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
+#include "kernel/lab.h"
 #include "kernel/shell.h"
 
 static bool job_ktest(void)
@@ -38,7 +39,8 @@ static bool job_shell(void)
 	X("dump", dump_default)	/* what the buffers hold now, as dump= says */ \
 	X("marks", job_marks)				\
 	X("triple", job_triple)				\
-	X("hang", job_hang)
+	X("hang", job_hang)				\
+	X("hwlat", hwlat_job)
 
 #define JOB_NAME(name, fn) name,
 #define JOB_FN(name, fn) fn,
