@@ -463,8 +463,9 @@ static void hwlat_check_stalls(void)
 			       "taken\n", (unsigned long long)s->us, (unsigned long long)s->ms,
 			       (unsigned long long)duration_ms);
 		else if (in_window >= width_ms && s->ms - in_window + window_ms >= duration_ms)
-			printk("hwlat: inject.stall=%llu@%llu: between widths, and no width follows; "
-			       "not taken\n", (unsigned long long)s->us, (unsigned long long)s->ms);
+			printk("hwlat: inject.stall=%llu@%llu: between widths, and no width "
+			       "follows; not taken\n", (unsigned long long)s->us,
+			       (unsigned long long)s->ms);
 		else if (in_window >= width_ms)
 			printk("hwlat: inject.stall=%llu@%llu: between widths; taken at the next "
 			       "width's start\n", (unsigned long long)s->us,

@@ -90,7 +90,8 @@ static void test_staggered_within_bounds(void **state)
 
 	(void)state;
 	for (int c = 0; c < 5; c++)
-		g[c] = (struct lab_gap){ 1000 + 10 * c, 101000 + 10 * c, c ? 30 : 0, (uint32_t)c, 0 };
+		g[c] = (struct lab_gap){ 1000 + 10 * c, 101000 + 10 * c, c ? 30 : 0,
+					 (uint32_t)c, 0 };
 	lab_gaps_merge(g, 5, 5, &m);
 	assert_int_equal(m.groups, 1);
 	assert_int_equal(m.coincident, 1);
@@ -153,8 +154,9 @@ static void test_random_vs_model(void **state)
 		unsigned ncpus = 1 + (unsigned)(rnd() % 6);
 		for (int i = 0; i < n; i++) {
 			int64_t s = (int64_t)(rnd() % 200000) - 1000;
-			g[i] = (struct lab_gap){ s, s + 1 + (int64_t)(rnd() % 3000),
-						 (int64_t)(rnd() % 100), (uint32_t)(rnd() % ncpus), 0 };
+			int64_t len = 1 + (int64_t)(rnd() % 3000), u = (int64_t)(rnd() % 100);
+
+			g[i] = (struct lab_gap){ s, s + len, u, (uint32_t)(rnd() % ncpus), 0 };
 		}
 		check(g, n, ncpus);
 	}
