@@ -42,7 +42,7 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_sync.c arch/x86/smp_call.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
-	arch/x86/watchdog.c
+	arch/x86/watchdog.c arch/x86/smi.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
@@ -50,14 +50,15 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/stri
 	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/shell_ftrace.c \
-	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c
+	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c \
+	kernel/lab/hwlat.c
 DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
 	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
 	drivers/usb/stick.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
 	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
-	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c
+	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c trace/lab.c
 
 # EVENTS_EXTRA=FILE: a kernel with the events of FILE appended to the event
 # list (a build option for tests: make kernel BUILD=build/events-extra

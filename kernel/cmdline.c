@@ -228,6 +228,8 @@ static bool apply_text(const struct cmdline_opt *o, const char *value, char *why
 		memcpy(out, kept, at + 1);
 		return true;
 	}
+	if (o->check && !o->check(value, why, cap))
+		return false;
 	memcpy(o->var, value, len + 1);
 	return true;
 }

@@ -16,6 +16,7 @@
 #include "kernel/kstring.h"
 #include "kernel/ktest.h"
 #include "kernel/record.h"
+#include "kernel/lab.h"
 #include "kernel/shell.h"
 
 static bool job_ktest(void)
@@ -41,7 +42,8 @@ static bool job_shell(void)
 	X("record", record_job)	/* trace.record=usb: a long trace streamed */ \
 	X("record_bench", record_bench_job)		\
 	X("triple", job_triple)				\
-	X("hang", job_hang)
+	X("hang", job_hang)				\
+	X("hwlat", hwlat_job)
 
 #define JOB_NAME(name, fn) name,
 #define JOB_FN(name, fn) fn,

@@ -24,6 +24,7 @@
  * (trap_dispatch() keeps the interrupted rbp) for those of the code the
  * interrupt stopped, never the other way.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <arch/cpu.h>
@@ -159,6 +160,23 @@ void trap_fatal(struct trap_frame *f, const char *why)
 
 /* ---- dispatch ---- */
 
+extern const struct extable_entry __start_ex_table[], __stop_ex_table[];
+
+/*
+ * An exception at an instruction listed in ex_table (rdmsr_safe() and
+ * the like) resumes at its fixup, which tells its caller: such a fault
+ * is an answer, not a bug. A linear search: a handful of entries.
+ */
+static bool trap_fixup(struct trap_frame *f)
+{
+	for (const struct extable_entry *e = __start_ex_table; e < __stop_ex_table; e++)
+		if (e->insn == f->rip) {
+			f->rip = e->fixup;
+			return true;
+		}
+	return false;
+}
+
 static trap_handler_t handlers[256];
 
 trap_handler_t trap_get_handler(unsigned vector)
@@ -217,6 +235,8 @@ void trap_dispatch(struct trap_frame *f)
 		}
 		return;
 	}
+	if (f->vector < VEC_FIRST_IRQ && f->vector != VEC_NMI && trap_fixup(f))
+		return;
 	if (f->vector < VEC_FIRST_IRQ)
 		trap_fatal(f, "unhandled exception");
 	trap_fatal(f, "unexpected interrupt");

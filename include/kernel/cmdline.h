@@ -30,6 +30,8 @@ struct cmdline_opt {
 	uint64_t min, max;		/* bounds for UINT and INT */
 	const char *const *choices;	/* NULL-terminated, for ENUM and LIST */
 	const char *help;		/* one line for the README and errors */
+	/* STRING: the value's own syntax; false with why (what is accepted) refuses it */
+	bool (*check)(const char *value, char *why, size_t cap);
 };
 
 #define CMDLINE_OPTION(id, ...)						\

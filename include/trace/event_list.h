@@ -58,6 +58,17 @@ TRACE_EVENT(ftrace, function, F_SYM(ip), F_SYM(parent_ip))
 TRACE_EVENT(ftrace, funcgraph_entry, F_SYM(func), F_U32(depth))
 TRACE_EVENT(ftrace, funcgraph_exit, F_SYM(func), F_U64(cycles), F_U32(depth), F_U32(overrun))
 
+/*
+ * lab: the lab's experiments (docs/lab.md).
+ * hwlat_gap: run=hwlat's loop saw the TSC jump by len_ns between two
+ * reads, the first at start_ns (this CPU's corrected timeline, ns since
+ * boot); smi_before/smi_after: this CPU's SMI count at its read before the
+ * gap (the width's start or the previous gap) and right after it, -1 if
+ * unknown; nmis: NMIs taken in the gap; seq: the CPU's gap number from 1.
+ */
+TRACE_EVENT(lab, hwlat_gap, F_S64(start_ns), F_U64(len_ns), F_S64(smi_before),
+	    F_S64(smi_after), F_U32(nmis), F_U32(seq))
+
 #ifdef TRACE_EVENT_LIST_EXTRA
 #include TRACE_EVENT_LIST_EXTRA
 #endif

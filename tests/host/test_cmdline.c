@@ -62,7 +62,21 @@ CMDLINE_OPTION(tstr, .name = "tstr", .type = OPT_STRING, .var = t_str,
 CMDLINE_OPTION(tbig, .name = "tbig", .type = OPT_STRING, .var = t_big,
 	       .size = sizeof(t_big), .help = "long text");
 
-#define NOPTS	10
+/* A string with a syntax of its own: digits only. */
+static char t_digits[16];
+static bool digits_only(const char *v, char *why, size_t cap)
+{
+	for (; *v; v++)
+		if (*v < '0' || *v > '9') {
+			snprintf(why, cap, "'%c' is not a digit; accepted: digits", *v);
+			return false;
+		}
+	return true;
+}
+CMDLINE_OPTION(tdigits, .name = "tdigits", .type = OPT_STRING, .var = t_digits,
+	       .size = sizeof(t_digits), .check = digits_only, .help = "digits");
+
+#define NOPTS	11
 
 extern const struct cmdline_opt __start_cmdline_opts[];
 extern const struct cmdline_opt __stop_cmdline_opts[];
@@ -98,6 +112,7 @@ static int reset(void **state)
 	strcpy(t_anylist, "x");
 	strcpy(t_str, "default");
 	strcpy(t_big, "default");
+	strcpy(t_digits, "0");
 	nmsgs = 0;
 	return 0;
 }
@@ -141,7 +156,7 @@ static void test_section_is_an_array(void **state)
 {
 	static const char *const names[NOPTS] = {
 		"tflag", "tuint", "tufull", "tint", "tifull", "tenum", "tlist",
-		"tanylist", "tstr", "tbig",
+		"tanylist", "tstr", "tbig", "tdigits",
 	};
 
 	(void)state;
@@ -361,6 +376,12 @@ static void test_string(void **state)
 	REJECT("tstr=\"\"", "tstr=", "value is required");
 	REJECT("tstr", "tstr");
 	assert_string_equal(t_str, "keep");
+
+	/* An option's own check: accepted values set it, refused ones say why and keep it. */
+	ACCEPT("tdigits=123");
+	assert_string_equal(t_digits, "123");
+	REJECT("tdigits=12x3", "tdigits=12x3", "'x' is not a digit", "left unchanged");
+	assert_string_equal(t_digits, "123");
 }
 
 static void test_unknown_keys(void **state)

@@ -103,8 +103,19 @@ static const char want_head[] =
 	"# cpu=0 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
 	"# cpu=1 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
 	"# cpu=2 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0 clock=untrusted "
-	"untrusted_from=1.000002000\n"
-	"# events: enabled=14/14 all\n"
+	"untrusted_from=1.000002000\n";
+
+/* The built-in events, counted here: every one is enabled in these captures. */
+static unsigned builtin_events(void)
+{
+	unsigned n = 0;
+
+	for (uint32_t id = 0; id < trace_builtin_catalog.nr_ids; id++)
+		n += trace_builtin_catalog.by_id[id] != NULL;
+	return n;
+}
+
+static const char want_legend[] =
 	"# U: clock=untrusted: the kernel could not bound this CPU's TSC skew, or its TSC went "
 	"backwards, or the clock watchdog saw it drift or step; its times may be off against "
 	"other CPUs'\n"
@@ -142,6 +153,10 @@ static void want_text(struct membuf *w, bool marks, const struct dump_calib *cal
 
 	w->len = 0;
 	membuf_puts(w, want_head);
+	snprintf(line, sizeof(line), "# events: enabled=%u/%u all\n", builtin_events(),
+		 builtin_events());
+	membuf_puts(w, line);
+	membuf_puts(w, want_legend);
 	if (calib) {
 		/* 10100.362 = 10100362 ppb; the figures of a vote two wrong references won. */
 		snprintf(line, sizeof(line), "# clock: disputed freq_hz=1010000000 ref=cpuid "

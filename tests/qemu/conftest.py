@@ -151,7 +151,7 @@ FILE_COST = {
     "test_dump.py": 97, "test_dead_ap.py": 66, "test_clockwd.py": 66, "test_events.py": 65,
     "test_static_keys.py": 42, "test_ftrace_backtrace.py": 40, "test_clock_faults.py": 27,
     "test_trace_dat_qemu.py": 20, "test_shell.py": 13, "test_boot_lock.py": 8,
-    "test_usb.py": 45,
+    "test_usb.py": 45, "test_lab.py": 113,
 }
 
 

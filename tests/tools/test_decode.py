@@ -187,9 +187,10 @@ def test_damaged_capture(tmp_path):
     if BABELTRACE:
         assert run(BABELTRACE, str(tmp_path / "ctf-cut")).returncode == 0
 
-    # One bit flipped inside a page.
+    # One bit flipped inside a page (halfway: past the description frames,
+    # whose size grows with every event the kernel gains).
     flip = bytearray(data)
-    flip[start + 2000] ^= 0x10
+    flip[start + (len(data) - start) // 2] ^= 0x10
     (tmp_path / "flip.bin").write_bytes(flip)
     r = decode(tmp_path / "flip.bin")
     assert r.returncode == 1
@@ -334,6 +335,8 @@ BUILTIN_EVENTS = [
     "ftrace:function id=12 fields=ip:sym,parent_ip:sym",
     "ftrace:funcgraph_entry id=13 fields=func:sym,depth:u32",
     "ftrace:funcgraph_exit id=14 fields=func:sym,cycles:u64,depth:u32,overrun:u32",
+    "lab:hwlat_gap id=15 fields=start_ns:s64,len_ns:u64,smi_before:s64,smi_after:s64,nmis:u32,"
+    "seq:u32",
 ]
 # The extra events come after the built-in ones: their ids follow.
 EXTRA_EVENTS = [

@@ -28,6 +28,47 @@ static inline uint64_t rdmsr(uint32_t msr)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/*
+ * An exception-table entry: a fault at insn resumes at fixup instead of
+ * being fatal (trap_fixup(), arch/x86/traps.c).  The fixup code lives in
+ * .text.fixup, out of the caller's straight line.
+ */
+struct extable_entry {
+	uint64_t insn;		/* the instruction that may fault */
+	uint64_t fixup;		/* where to resume if it does */
+};
+
+#define EXTABLE(insn, fixup)						\
+	".pushsection ex_table, \"a\"\n\t"				\
+	".balign 8\n\t"						\
+	".quad " #insn ", " #fixup "\n\t"				\
+	".popsection\n\t"
+
+/*
+ * rdmsr of an MSR that may not exist: 0 and *v set, or -1 (and *v = 0)
+ * if the CPU raised #GP (an absent or unreadable MSR, Intel SDM vol. 2B
+ * RDMSR: "If ECX specifies a reserved or unimplemented MSR address").
+ */
+static inline int rdmsr_safe(uint32_t msr, uint64_t *v)
+{
+	uint32_t lo, hi;
+	int err;
+
+	__asm__ __volatile__("xor %2, %2\n\t"
+			     "1: rdmsr\n\t"
+			     "2:\n\t"
+			     ".pushsection .text.fixup, \"ax\"\n\t"
+			     "3: mov $-1, %2\n\t"
+			     "xor %0, %0\n\t"
+			     "xor %1, %1\n\t"
+			     "jmp 2b\n\t"
+			     ".popsection\n\t"
+			     EXTABLE(1b, 3b)
+			     : "=a"(lo), "=d"(hi), "=&r"(err) : "c"(msr));
+	*v = ((uint64_t)hi << 32) | lo;
+	return err;
+}
+
 static inline void wrmsr(uint32_t msr, uint64_t v)
 {
 	__asm__ __volatile__("wrmsr" : : "c"(msr), "a"((uint32_t)v),
