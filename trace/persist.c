@@ -181,12 +181,20 @@ static const struct persist_header *pick_slot(const uint8_t *mem, bool *any, con
 	return best;
 }
 
+/* True if h (build_id_len checked) names an image other than ex's. */
+static bool persist_foreign(const struct persist_header *h, const struct persist_expect *ex)
+{
+	return h->build_id_len != ex->build_id_len ||
+	       __builtin_memcmp(h->build_id, ex->build_id, h->build_id_len);
+}
+
 /* P1: the chosen header against this image and window.  NULL, or why it is refused. */
 static const char *check_header(const struct persist_header *h, const struct persist_expect *ex,
 				struct persist_layout *l)
 {
-	if (h->build_id_len != ex->build_id_len || h->build_id_len > PERSIST_BUILD_ID_MAX ||
-	    __builtin_memcmp(h->build_id, ex->build_id, h->build_id_len))
+	if (h->build_id_len > PERSIST_BUILD_ID_MAX)
+		return "build id length out of range";
+	if (!ex->any_image && persist_foreign(h, ex))
 		return "written by another kernel image (build id differs)";
 	if (h->base != ex->base || h->size > ex->size)
 		return "written for another range";
@@ -216,6 +224,17 @@ int persist_check(const uint8_t *mem, const struct persist_expect *ex,
 	if (!h)
 		return res->verdict = PERSIST_REJECTED;
 	res->why = check_header(h, ex, &l);
+	if (h->build_id_len <= PERSIST_BUILD_ID_MAX && persist_foreign(h, ex)) {
+		/* Named by a header whose CRC holds: the image that wrote it. */
+		res->foreign = true;
+		__builtin_memcpy(res->build_id, h->build_id, h->build_id_len);
+		res->build_id_len = h->build_id_len;
+		res->boot_id = h->boot_id;
+		res->end = h->end < PERSIST_END_COUNT ? h->end : PERSIST_END_UNKNOWN;
+		res->size = h->size;
+		if (!ex->any_image)
+			return res->verdict = PERSIST_FOREIGN;
+	}
 	if (res->why)
 		return res->verdict = PERSIST_REJECTED;
 	res->boot_id = h->boot_id;

@@ -160,12 +160,17 @@ struct persist_expect {
 	uint64_t base, size;		/* the window the header is looked for in: the
 					 * header's base must be base, its range
 					 * within size bytes of it */
+	bool any_image;			/* true: a range another image wrote is read
+					 * too (the user asked to decode it) */
 };
 
 enum persist_verdict {
 	PERSIST_NONE = 0,		/* no header (no magic): nothing there */
 	PERSIST_REJECTED = 1,		/* a header, refused: why says why */
 	PERSIST_VALID = 2,		/* accepted, perhaps without some CPUs or pages */
+	PERSIST_FOREIGN = 3,		/* a valid header (this format version, its CRC
+					 * holds) that another image wrote, and
+					 * !any_image: not read further */
 };
 
 struct persist_result {
@@ -178,6 +183,11 @@ struct persist_result {
 	uint32_t sealed;		/* 1: seals checked */
 	uint64_t events, lost;		/* over every walked CPU */
 	uint32_t pages_refused;		/* over every walked CPU */
+	bool foreign;			/* the header names another image's build id
+					 * (FOREIGN; or any_image and read anyway) */
+	uint8_t build_id[PERSIST_BUILD_ID_MAX];	/* foreign: the image that wrote it */
+	uint32_t build_id_len;		/* ... its bytes */
+	uint64_t size;			/* foreign: the range's bytes, as its header says */
 };
 
 /* Per-CPU outcome, for the kernel to report each refusal. */
@@ -197,7 +207,12 @@ struct persist_cpu_result {
  * Check the range mapped at mem (size ex->size bytes) as the previous boot
  * left it.  For each readable page, oldest first per CPU, CPU by CPU,
  * page(ctx, cpu, pg) is called; after each CPU, done(ctx, cr).  Writes
- * nothing to mem.  Returns res->verdict.
+ * nothing to mem.  Returns res->verdict.  A range another image wrote is
+ * PERSIST_FOREIGN (its build id, boot id, end and size in res, nothing
+ * walked) unless ex->any_image: then it is checked and read as this
+ * image's would be, res->foreign set.  Both layouts are this format
+ * version's (a header of another version is REJECTED before its build id
+ * is looked at), so reading it follows the same checks, P1 to P3.
  */
 int persist_check(const uint8_t *mem, const struct persist_expect *ex,
 		  int (*page)(void *ctx, uint32_t cpu, const struct rb_walk_page *pg),

@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h->reserved = 0;
 	h->crc = persist_header_crc(h);
 	/* Slot 1 stays the input's: usually invalid, slot 0 read. */
-	ex = (struct persist_expect){ build_id, sizeof(build_id), 0, l.used };
+	ex = (struct persist_expect){ build_id, sizeof(build_id), 0, l.used, false };
 	persist_check(mem, &ex, page_cb, NULL, NULL, &res);
 	return 0;
 }

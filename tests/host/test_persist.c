@@ -172,11 +172,69 @@ static void got_done(void *ctx, const struct persist_cpu_result *cr)
 
 static int check(struct rig *r, struct got *g, struct persist_result *res)
 {
-	struct persist_expect ex = { build_id, sizeof(build_id), 0, r->size };
+	struct persist_expect ex = { build_id, sizeof(build_id), 0, r->size, false };
 
 	memset(g, 0, sizeof(*g));
 	g->r = r;
 	return persist_check(r->mem, &ex, got_page, got_done, g, res);
+}
+
+/*
+ * Another image's range (its build id differs, its header valid) is
+ * FOREIGN: named (the header's build id, not this image's), nothing walked,
+ * nothing written; read whole with any_image, still named as foreign.
+ * Mutations caught: persist_check() reading a foreign range without
+ * any_image (pages handed out), or naming this image's build id.
+ */
+static void test_foreign_image(void **state)
+{
+	struct rig *r = rig_new(RB_MODE_OVERWRITE);
+	struct persist_expect ex = { build_id, sizeof(build_id), 0, 0, false };
+	struct persist_result res;
+	struct got g;
+	uint8_t *before = malloc(r->size);
+	uint8_t other[sizeof(build_id)];
+
+	(void)state;
+	rig_write(r, 0, 700);
+	rig_write(r, 1, 10);
+	ex.size = r->size;
+	memcpy(other, build_id, sizeof(other));
+	other[3] ^= 0x5a;			/* the image that wrote it */
+	memcpy(hdr_of(r)->build_id, other, sizeof(other));
+	rig_header_crc(r);
+	memcpy(before, r->mem, r->size);
+	memset(&g, 0, sizeof(g));
+	g.r = r;
+	assert_int_equal(persist_check(r->mem, &ex, got_page, got_done, &g, &res),
+			 PERSIST_FOREIGN);
+	assert_string_equal(res.why, "written by another kernel image (build id differs)");
+	assert_true(res.foreign);
+	assert_int_equal(res.build_id_len, sizeof(other));
+	assert_memory_equal(res.build_id, other, sizeof(other));
+	assert_int_equal(res.boot_id, 0x1234);
+	assert_int_equal(res.size, r->size);
+	assert_int_equal(g.cpus_done, 0);	/* nothing walked */
+	assert_int_equal(g.n[0] + g.n[1], 0);
+	assert_memory_equal(before, r->mem, r->size);
+
+	ex.any_image = true;			/* decode it anyway */
+	memset(&g, 0, sizeof(g));
+	g.r = r;
+	assert_int_equal(persist_check(r->mem, &ex, got_page, got_done, &g, &res), PERSIST_VALID);
+	assert_true(res.foreign);
+	assert_memory_equal(res.build_id, other, sizeof(other));
+	assert_int_equal(g.bogus, 0);
+	for (uint32_t c = 0; c < NCPUS; c++)
+		assert_int_equal(g.n[c], r->written[c]);
+	assert_memory_equal(before, r->mem, r->size);
+
+	memcpy(hdr_of(r)->build_id, build_id, sizeof(build_id));	/* this image's */
+	rig_header_crc(r);
+	assert_int_equal(persist_check(r->mem, &ex, got_page, got_done, &g, &res), PERSIST_VALID);
+	assert_false(res.foreign);
+	free(before);
+	rig_free(r);
 }
 
 /* Everything written, nothing lost: all of it comes back, the tail page included. */
@@ -310,7 +368,7 @@ static void test_refused_page_counted(void **state)
 static void test_range_rule(void **state)
 {
 	struct rig *r = rig_new(RB_MODE_OVERWRITE);
-	struct persist_expect ex = { build_id, sizeof(build_id), 0, r->size };
+	struct persist_expect ex = { build_id, sizeof(build_id), 0, r->size, false };
 	struct persist_result res;
 	struct got g = { .r = r };
 
@@ -347,7 +405,7 @@ static void test_rejections(void **state)
 	hdr_of(r)->boot_id ^= 1;
 	hdr_of(r)->build_id[0] ^= 0xff;
 	rig_header_crc(r);
-	assert_int_equal(check(r, &g, &res), PERSIST_REJECTED);
+	assert_int_equal(check(r, &g, &res), PERSIST_FOREIGN);
 	assert_string_equal(res.why, "written by another kernel image (build id differs)");
 	hdr_of(r)->build_id[0] ^= 0xff;
 	hdr_of(r)->version = 99;
@@ -723,6 +781,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refused_page_counted),
 		cmocka_unit_test(test_range_rule),
 		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_foreign_image),
 		cmocka_unit_test(test_damage_sealed),
 		cmocka_unit_test(test_damage_unsealed),
 		cmocka_unit_test(test_layout_fits),
