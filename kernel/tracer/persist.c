@@ -15,6 +15,14 @@
  * from memory_init() on, so this boot writes nothing in it before the
  * check has read it; once checked (and dumped), it is reused.
  *
+ * A range another image wrote (a rebuilt kernel after a crash: its build
+ * id differs) is evidence this image did not make: persist.foreign= says
+ * what becomes of it.  keep (default): named in one line and left alone,
+ * the bytes its header claims kept out of the allocator, this boot's
+ * buffers from the allocator; decode: the same, and printed first as the
+ * previous boot's trace would be (the layout is this format version's);
+ * reuse: printed, then recorded over.  It is never overwritten unasked.
+ *
  * The header is kept here (hdr, a working copy) and written to the range
  * whenever its contents change (a buffer built, the clocks, the end
  * record, the seal) by persist_header_commit(): into the slot the previous
@@ -63,6 +71,16 @@ CMDLINE_OPTION(persist_dump_last, .name = "persist.dump.last", .type = OPT_UINT,
 	       .var = &persist_dump_last, .min = 0, .max = 100000000,
 	       .help = "events in the previous boot's text dump, the most recent; 0 = all");
 
+/* What a range another image wrote becomes (above); index into foreign_choices. */
+enum { FOREIGN_KEEP, FOREIGN_DECODE, FOREIGN_REUSE };
+static const char *const foreign_choices[] = { "keep", "decode", "reuse", NULL };
+static int foreign_sel = FOREIGN_KEEP;
+
+CMDLINE_OPTION(persist_foreign, .name = "persist.foreign", .type = OPT_ENUM,
+	       .var = &foreign_sel, .choices = foreign_choices,
+	       .help = "a range another image wrote: keep it untouched, decode it (and keep it) "
+		       "or reuse it (decoded first)");
+
 static uint64_t seal_stall;
 
 CMDLINE_OPTION(inject_seal_stall, .name = "inject.seal_stall", .type = OPT_UINT,
@@ -75,6 +93,7 @@ extern const char __build_id_note[], __build_id_note_end[];
 static struct phys_range window;	/* kept from the allocator; empty: off */
 static bool window_auto;
 static bool active;			/* this boot's buffers are in the range */
+static bool kept;			/* another image's range, kept in window */
 static struct persist_layout layout;
 /* The header's working copy, written to the range by header_commit(). */
 static uint8_t hdr_buf[PERSIST_SLOT_BYTES] __attribute__((aligned(64)));
@@ -253,8 +272,77 @@ static void dump_previous(const uint8_t *mem, const struct persist_expect *ex, u
 	printk("persist: end of previous boot's trace\n");
 }
 
-/* Reads the window as the previous boot left it; returns its boot id or 0. */
-static uint64_t check_previous(void)
+/* A valid range's two summary lines (res: its VALID verdict; h: its header). */
+static void report_valid(const struct persist_header *h, const struct persist_result *res)
+{
+	printk("persist: previous_boot=%llu cpus=%u events=%llu lost=%llu end=%s\n",
+	       (unsigned long long)res->boot_id, res->nr_cpus, (unsigned long long)res->events,
+	       (unsigned long long)res->lost, persist_end_names[res->end]);
+	printk("persist: previous boot: end_cpu=%u sealed=%s cpus_read=%u/%u pages_refused=%u\n",
+	       h->end_cpu, res->sealed ? "yes" : "no", res->cpus_ok, res->nr_cpus,
+	       res->pages_refused);
+}
+
+/* Hex of a build id into buf (2 * PERSIST_BUILD_ID_MAX + 1 bytes); "none" if empty. */
+static const char *hex_id(char *buf, const uint8_t *id, uint32_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint32_t i;
+
+	if (!id || !len)
+		return "none";
+	for (i = 0; i < len && i < PERSIST_BUILD_ID_MAX; i++) {
+		buf[2 * i] = digits[id[i] >> 4];
+		buf[2 * i + 1] = digits[id[i] & 15];
+	}
+	buf[2 * i] = 0;
+	return buf;
+}
+
+/*
+ * Another image's range (res: its FOREIGN verdict): named, then decoded or
+ * not as persist.foreign= says.  True if it is to be kept: this boot does
+ * not record into it.
+ */
+static bool foreign_previous(const uint8_t *mem, struct persist_expect *ex,
+			     const struct persist_result *res)
+{
+	char theirs[2 * PERSIST_BUILD_ID_MAX + 1], ours[2 * PERSIST_BUILD_ID_MAX + 1];
+	struct persist_result again;
+	struct prev p = { 0, false };
+
+	printk("persist: previous boot's buffer written by another kernel image: build_id=%s "
+	       "boot=%llu end=%s (this image: build_id=%s)\n",
+	       hex_id(theirs, res->build_id, res->build_id_len), (unsigned long long)res->boot_id,
+	       persist_end_names[res->end], hex_id(ours, ex->build_id, ex->build_id_len));
+	if (foreign_sel == FOREIGN_KEEP) {
+		printk("persist: another image's range kept, not read (persist.foreign=keep; "
+		       "decode to print it, reuse to record over it)\n");
+		return true;
+	}
+	ex->any_image = true;	/* the same checks, P1 to P3, this image's own get */
+	persist_check(mem, ex, count_page, report_cpu, &p, &again);
+	if (again.verdict != PERSIST_VALID)
+		printk("persist: another image's range not decoded: %s\n", again.why);
+	else {
+		report_valid((const struct persist_header *)mem, &again);
+		dump_previous(mem, ex, p.pages);
+	}
+	if (foreign_sel == FOREIGN_DECODE) {
+		printk("persist: another image's range kept (persist.foreign=decode; reuse to "
+		       "record over it)\n");
+		return true;
+	}
+	printk("persist: another image's range reused (persist.foreign=reuse)\n");
+	return false;
+}
+
+/*
+ * Reads the window as the previous boot left it; returns its boot id or 0.
+ * *keep: the range is another image's, to be left alone (*size: its bytes
+ * from window.start, as its header says).
+ */
+static uint64_t check_previous(bool *keep, uint64_t *size)
 {
 	const uint8_t *mem = (const uint8_t *)(uintptr_t)window.start;
 	const struct persist_header *h = (const struct persist_header *)mem;
@@ -262,6 +350,7 @@ static uint64_t check_previous(void)
 	struct persist_result res;
 	struct prev p = { 0, false };
 
+	*keep = false;
 	ex.build_id = build_id(&ex.build_id_len);
 	persist_check(mem, &ex, count_page, report_cpu, &p, &res);
 	switch (res.verdict) {
@@ -272,12 +361,12 @@ static uint64_t check_previous(void)
 	case PERSIST_REJECTED:
 		printk("persist: previous boot's buffer rejected: %s\n", res.why);
 		return h->boot_id;	/* unchecked: only to number this boot */
+	case PERSIST_FOREIGN:
+		*keep = foreign_previous(mem, &ex, &res);
+		*size = res.size;
+		return res.boot_id;
 	}
-	printk("persist: previous_boot=%llu cpus=%u events=%llu lost=%llu end=%s\n",
-	       (unsigned long long)res.boot_id, res.nr_cpus, (unsigned long long)res.events,
-	       (unsigned long long)res.lost, persist_end_names[res.end]);
-	printk("persist: previous boot: end_cpu=%u sealed=%s cpus_read=%u/%u pages_refused=%u\n",
-	       h->end_cpu, res.sealed ? "yes" : "no", res.cpus_ok, res.nr_cpus, res.pages_refused);
+	report_valid(h, &res);
 	dump_previous(mem, &ex, p.pages);
 	return res.boot_id;
 }
@@ -331,10 +420,30 @@ uint32_t persist_boot(uint32_t nr_cpus, uint32_t want)
 	uint64_t prev, wsize = window.end - window.start;
 	uint32_t n;
 
+	uint64_t keep_size = 0;
+	bool keep;
+
 	if (window.end <= window.start)
 		return 0;
-	prev = check_previous();
+	prev = check_previous(&keep, &keep_size);
 	boot_id = prev + 1;
+	if (keep) {
+		/*
+		 * Another image's range, not to be overwritten: what its header
+		 * (CRC checked) says it spans stays out of the allocator, the
+		 * rest of the window goes back.  Never less than the header
+		 * slots, never more than the window.
+		 */
+		keep_size = ALIGN_UP(keep_size, PAGE_SIZE);
+		if (keep_size < (uint64_t)PERSIST_SLOTS * PERSIST_SLOT_BYTES || keep_size > wsize)
+			keep_size = wsize;
+		give_back(window.start + keep_size);
+		kept = true;
+		printk("persist: this boot's buffers are not kept across a reset (another image's "
+		       "range at 0x%llx-0x%llx kept)\n", (unsigned long long)window.start,
+		       (unsigned long long)window.end);
+		return 0;
+	}
 	n = persist_fit_pages(wsize, nr_cpus, want);
 	if (n < 2) {
 		printk("persist: %llu KiB at 0x%llx hold no ring for %u CPUs; buffers are not kept "
@@ -531,6 +640,12 @@ void persist_mark_end(uint32_t end)
 
 void persist_status(void)
 {
+	if (kept) {
+		cprintf("persist: kept another image's range=0x%llx-0x%llx (trace.persist=%s "
+			"persist.foreign=%s)\n", (unsigned long long)window.start,
+			(unsigned long long)window.end, opt_persist, foreign_choices[foreign_sel]);
+		return;
+	}
 	if (!active) {
 		cprintf("persist: off (trace.persist=%s)\n", opt_persist);
 		return;
