@@ -13,6 +13,8 @@ import zlib
 
 import pytest
 
+from conftest import ROOT
+
 BANNER = "trace recording laboratory, x86-64"
 
 
@@ -328,34 +330,75 @@ def test_option_errors_are_named(qemu):
         assert not r.has(r"^persist: this_boot="), r.out
 
 
-def test_explicit_range_and_another_image(qemu, tmp_path):
-    """ADDR,SIZE: the buffers fit it; the range left by another image is rejected."""
+# The image's build id note (ld --build-id=sha1, kept by linker.ld in the image, so not in
+# readelf -n): namesz 4, descsz 20, type NT_GNU_BUILD_ID, "GNU", then the 20 bytes.
+BUILD_ID_NOTE = bytes.fromhex("040000001400000003000000474e5500")
+FOREIGN = re.compile(r"^persist: previous boot's buffer written by another kernel image: "
+                     r"build_id=([0-9a-f]+) boot=(\d+) end=(\w+) "
+                     r"\(this image: build_id=([0-9a-f]+)\)$", re.M)
+RANGE = (0x6000000, 0x6040000)
+
+
+def rebuilt_image(src, dst):
+    """A copy of the kernel ELF whose build id differs in one byte: what a rebuild is to
+    trace.persist= (the header names the image by build id alone). Returns (theirs, ours) hex."""
+    data = bytearray(src.read_bytes())
+    assert data.count(BUILD_ID_NOTE) == 1
+    at = data.index(BUILD_ID_NOTE) + len(BUILD_ID_NOTE)
+    old = bytes(data[at:at + 20])
+    data[at] ^= 0xFF
+    dst.write_bytes(bytes(data))
+    return old.hex(), bytes(data[at:at + 20]).hex()
+
+
+def range_bytes(path):
+    with open(path, "rb") as fh:
+        fh.seek(RANGE[0])
+        return fh.read(RANGE[1] - RANGE[0])
+
+
+def test_explicit_range_and_a_rebuilt_image(qemu, tmp_path):
+    """ADDR,SIZE: the buffers fit it. A rebuilt image (B) finds the range image A left: it
+    names A, keeps the range byte for byte (default, and persist.foreign=decode, which prints
+    A's trace: every mark A stored), and records over it only with persist.foreign=reuse."""
     f = tmp_path / "ram"
+    a_id, b_id = rebuilt_image(ROOT / "build" / "kernel.elf", tmp_path / "b.elf")
     opts = ["--mem-file", str(f)]
-    r = qemu("trace.persist=0x6000000,256K exit", smp=2, opts=opts, timeout=60)
-    assert r.rc == 0, r.out
+    b_opts = opts + ["--kernel", str(tmp_path / "b.elf")]
+    cmd = "trace.persist=0x6000000,256K"
+    a = qemu(f"{cmd} run=marks marks.count=300 persist.dump.last=0 exit", smp=2, opts=opts,
+             timeout=90)
+    assert a.rc == 0, a.out
     m = re.search(r"^persist: this_boot=1 range=0x6000000-0x6040000 cpus=2 pages_per_cpu=(\d+)$",
-                  "\n".join(r.lines), re.M)
-    assert m and int(m.group(1)) < 64, r.out
-    assert r.has(r"^persist: trace.pages=64 does not fit 256 KiB for 2 CPUs; using \d+$")
-    # Another image's build id (a byte of it changed, the header's CRC made good again), in
-    # both header slots (include/trace/persist.h: the newest valid one is read).
-    with open(f, "r+b") as fh:
-        for k in range(PERSIST_SLOTS):
-            fh.seek(0x6000000 + k * PERSIST_SLOT_BYTES)
-            data = bytearray(fh.read(4096))
-            if data[:8] != PERSIST_MAGIC:
-                continue
-            data[16] ^= 0xFF
-            data[12:16] = b"\0\0\0\0"
-            ncpus = int.from_bytes(data[52:56], "little")
-            data[12:16] = zlib.crc32(bytes(data[:PERSIST_HEADER + 88 * ncpus])).to_bytes(4, "little")
-            fh.seek(0x6000000 + k * PERSIST_SLOT_BYTES)
-            fh.write(data)
-    r = qemu("trace.persist=0x6000000,256K exit", smp=2, opts=opts, timeout=60)
-    assert r.has(r"^persist: previous boot's buffer rejected: written by another kernel image "
-                 r"\(build id differs\)$"), r.out
-    assert r.has(r"^persist: this_boot=\d+ range=0x6000000-0x6040000 "), r.out
+                  "\n".join(a.lines), re.M)
+    assert m and int(m.group(1)) < 64, a.out
+    assert a.has(r"^persist: trace.pages=64 does not fit 256 KiB for 2 CPUs; using \d+$")
+    marks = marks_of(a.out.replace("\r", ""))
+    assert sorted(marks) == [0, 1], a.out
+    left = range_bytes(f)
+
+    for how in ("", " persist.foreign=decode persist.dump.last=0"):
+        b = qemu(f"{cmd}{how} exit", smp=2, opts=b_opts, timeout=90)
+        assert b.rc == 0, b.out
+        named = FOREIGN.search("\n".join(b.lines))
+        assert named and named.groups() == (a_id, "1", "unknown", b_id), b.out
+        assert not b.has(r"^persist: this_boot="), b.out
+        assert b.has(r"^persist: this boot's buffers are not kept across a reset \(another "
+                     r"image's range at 0x6000000-0x6040000 kept\)$"), b.out
+        assert range_bytes(f) == left, how       # not a byte of A's range changed
+        assert ("persist: previous boot's trace follows" in b.out) == bool(how), b.out
+    assert b.has(r"^persist: another image's range kept \(persist.foreign=decode; "), b.out
+    check_marks(previous_trace(b.out), marks)
+
+    b = qemu(f"{cmd} persist.foreign=reuse persist.dump.last=0 exit", smp=2, opts=b_opts,
+             timeout=90)
+    assert b.rc == 0, b.out
+    assert b.has(r"^persist: another image's range reused \(persist.foreign=reuse\)$"), b.out
+    check_marks(previous_trace(b.out), marks)   # printed before it is recorded over
+    assert b.has(r"^persist: this_boot=2 range=0x6000000-0x6040000 "), b.out
+    now = range_bytes(f)
+    assert now[16:36] == bytes.fromhex(b_id) or \
+        now[PERSIST_SLOT_BYTES + 16:PERSIST_SLOT_BYTES + 36] == bytes.fromhex(b_id)
 
 
 DAMAGE_ROUNDS = 12
