@@ -104,7 +104,8 @@ THIS = re.compile(r"^\[[ \d.]+\] persist: this_boot=(\d+) range=0x([0-9a-f]+)-0x
 MARKS = re.compile(r"^\[[ \d.]+\] marks: cpu=(\d+) stored=(\d+) dropped=(\d+) first=(\d+) "
                    r"last=(\d+)$", re.M)
 VERDICT = re.compile(r"^\[[ \d.]+\] persist: (previous_boot=|previous boot's buffer rejected: "
-                     r"\S|no previous boot's buffer at 0x)", re.M)
+                     r"\S|no previous boot's buffer at 0x|previous boot's buffer written by "
+                     r"another kernel image: )", re.M)
 
 
 def boots(text):
