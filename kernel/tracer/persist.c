@@ -13,7 +13,8 @@
  * has checked it; the only value used unchecked is the previous boot id,
  * and only to number this boot.  The window is out of the page allocator
  * from memory_init() on, so this boot writes nothing in it before the
- * check has read it; once checked (and dumped), it is reused.
+ * check has read it; once checked (and dumped), it is reused, unless
+ * another image wrote it (below).
  *
  * A range another image wrote (a rebuilt kernel after a crash: its build
  * id differs) is evidence this image did not make: persist.foreign= says
