@@ -5,7 +5,7 @@
 #                 [--no-hpet] [--cpu MODEL] [--cmdline "..."] [--timeout S]
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
 #                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
-#                 [--usb-image FILE [--usb-port N] [--usb-xhci PROPS]]
+#                 [--usb-image FILE [--usb-port N] [--usb-xhci PROPS]] [--usb-kbd]
 #                 [--reboot] [--mem-file FILE] [--monitor SOCKET]
 #                 [--qemu PATH] [-- extra qemu args]
 #
@@ -30,6 +30,8 @@
 # --usb-port N: the stick on the controller's port N (QEMU's port=N, 1..4).
 # --usb-xhci PROPS: more qemu-xhci properties, e.g. p3=0 (no USB 3 ports:
 # the stick comes up at high speed on a USB 2 port). docs/usb.md.
+# --usb-kbd: a USB keyboard (usb-kbd) on the xHCI controller (the stick's,
+# else one of its own); type on it with the monitor's sendkey (--monitor).
 # --no-debug-exit: no isa-debug-exit device, as on real hardware.
 # --qemu PATH: the QEMU binary (default: $QEMU, else qemu-system-x86_64 on
 # PATH). One in an unpacked Debian tree (PREFIX/bin/qemu-system-x86_64 with
@@ -44,7 +46,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
 cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
-serial_port=com1 usb=0 usb_image="" usb_port="" usb_xhci="" debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
+serial_port=com1 usb=0 usb_image="" usb_port="" usb_xhci="" usb_kbd=0 debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
 extra=()
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
@@ -69,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--usb-image) usb_image=${2:?--usb-image needs a file}; shift ;;
 	--usb-port) usb_port=${2:?--usb-port needs a number}; shift ;;
 	--usb-xhci) usb_xhci=${2:?--usb-xhci needs properties}; shift ;;
+	--usb-kbd) usb_kbd=1 ;;
 	--no-debug-exit) debug_exit=0 ;;
 	--qemu) qemu=${2:?--qemu needs a path}; shift ;;
 	--reboot) reboot=1 ;;
@@ -122,6 +125,10 @@ if [ -n "$usb_image" ]; then
 	args+=(-drive "if=none,id=stick,format=raw,file=$usb_image"
 	       -device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}"
 	       -device "usb-storage,bus=xhci.0,drive=stick${usb_port:+,port=$usb_port}")
+fi
+if [ $usb_kbd -eq 1 ]; then
+	[ $usb -eq 1 ] || [ -n "$usb_image" ] || args+=(-device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}")
+	args+=(-device usb-kbd,bus=xhci.0)
 fi
 [ $debug_exit -eq 0 ] || args+=(-device isa-debug-exit,iobase=0xf4,iosize=0x04)
 if [ $uefi -eq 1 ]; then

@@ -18,6 +18,7 @@
 #include <arch/uart.h>
 #include <arch/vga.h>
 #include <arch/watchdog.h>
+#include <usb/usbkbd.h>
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -80,6 +81,7 @@ void kernel_main(uint32_t mbi_phys)
 	smp_init();					/* start APs, measure their TSCs */
 	tracing_init();					/* the APs' ring buffers, recording */
 	watchdog_init();				/* watchdog.ms=: jobs and calls watched */
+	usbkbd_init();					/* a USB keyboard as console input */
 	dump_prepare();					/* dump=usb: xHCI, the stick, TRACE.BIN */
 
 	jobs_run();					/* run=..., then exit or idle */

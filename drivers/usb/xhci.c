@@ -171,24 +171,60 @@ static bool next_event(struct xhci *hc, struct xhci_trb *ev)
 	return true;
 }
 
+/* Keep ev if it is the polled interrupt endpoint's (its owner reads it later). */
+static void keep_intr(struct xhci *hc, const struct xhci_trb *ev)
+{
+	struct xhci_dev *x = hc->intr;
+
+	if (x && TRB_GET_TYPE(ev->control) == TRB_EV_TRANSFER &&
+	    TRB_GET_SLOT(ev->control) == x->slot && TRB_GET_EP(ev->control) == x->dci_intr) {
+		x->intr_ev = *ev;
+		WRITE_ONCE(x->intr_done, true);
+	}
+}
+
+static bool matches(const struct xhci_trb *ev, uint32_t type, uint32_t slot, uint32_t dci,
+		    uint64_t first, uint64_t last)
+{
+	if (TRB_GET_TYPE(ev->control) != type || ev->param < first || ev->param > last)
+		return false;
+	return !slot || (TRB_GET_SLOT(ev->control) == slot && TRB_GET_EP(ev->control) == dci);
+}
+
 /* Wait for the event of type on a TRB in [first, last] (slot/dci if nonzero). */
 static bool wait_event(struct xhci *hc, uint32_t type, uint32_t slot, uint32_t dci,
 		       uint64_t first, uint64_t last, long long deadline, struct xhci_trb *ev)
 {
-	for (;;) {
-		while (next_event(hc, ev)) {
-			if (TRB_GET_TYPE(ev->control) != type || ev->param < first ||
-			    ev->param > last)
-				continue;
-			if (slot && (TRB_GET_SLOT(ev->control) != slot ||
-				     TRB_GET_EP(ev->control) != dci))
-				continue;
-			return true;
-		}
+	bool found = false;
+
+	while (!spin_trylock(&hc->evt_lock)) {	/* the keyboard's poll: a few events long */
 		if (xhci_expired(deadline))
 			return false;
 		cpu_relax();
 	}
+	while (!found) {
+		while (!found && next_event(hc, ev)) {
+			found = matches(ev, type, slot, dci, first, last);
+			if (!found)
+				keep_intr(hc, ev);
+		}
+		if (found || xhci_expired(deadline))
+			break;
+		cpu_relax();
+	}
+	spin_unlock(&hc->evt_lock);
+	return found;
+}
+
+void xhci_poll_events(struct xhci *hc)
+{
+	struct xhci_trb ev;
+
+	if (!spin_trylock(&hc->evt_lock))
+		return;		/* a waiter is consuming: it keeps our event for us */
+	for (int i = 0; i < XHCI_RING_TRBS && next_event(hc, &ev); i++)
+		keep_intr(hc, &ev);
+	spin_unlock(&hc->evt_lock);
 }
 
 bool xhci_wait_transfer(struct xhci *hc, uint32_t slot, uint32_t dci, uint64_t first,
@@ -369,6 +405,21 @@ static bool xhci_probe(const struct pci_dev *d, void *arg)
 	nr_controllers++;
 	xhci_ports(hc);
 	return true;
+}
+
+static bool is_xhci(const struct pci_dev *d, void *arg)
+{
+	if (d->prog_if == XHCI_PCI_PROGIF)
+		*(bool *)arg = true;
+	return !*(bool *)arg;
+}
+
+bool usb_present(void)
+{
+	bool found = false;
+
+	pci_find_class(XHCI_PCI_CLASS, XHCI_PCI_SUBCLASS, is_xhci, &found);
+	return found;
 }
 
 void usb_init(void)

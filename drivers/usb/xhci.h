@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <arch/pci.h>
 #include <usb/usb.h>
+#include "kernel/spinlock.h"
 #include "xhci_regs.h"
 
 #define XHCI_MAX_CONTROLLERS	4
@@ -44,6 +45,10 @@ struct xhci {
 	struct xhci_trb *evt;	/* event ring: one segment of XHCI_RING_TRBS */
 	uint32_t evt_deq;	/* next event to look at */
 	uint32_t evt_cycle;	/* consumer cycle state */
+	/* One consumer of the event ring at a time: a transfer's or command's
+	 * waiter (bounded by its deadline) or the keyboard's poll (trylock). */
+	struct spinlock evt_lock;
+	struct xhci_dev *intr;	/* the device whose interrupt IN endpoint is polled, or NULL */
 	uint8_t port_major[XHCI_MAX_PORTS + 1];	/* 2 or 3 (Supported Protocol), 0 unknown */
 };
 
@@ -58,7 +63,18 @@ struct xhci_dev {
 	struct xhci_ring bulk_in, bulk_out;	/* when configured */
 	uint8_t dci_in, dci_out;	/* their device context indexes; 0 = none */
 	uint8_t *dma;		/* one page for control transfers' data */
+	struct xhci_ring intr;	/* interrupt IN, when configured */
+	uint8_t dci_intr;	/* its device context index; 0 = none */
+	uint32_t intr_len;	/* bytes the queued transfer asked for */
+	bool intr_done;		/* its transfer's event has come (intr_ev) */
+	struct xhci_trb intr_ev;	/* that event */
 };
+
+/* Context i of an input (i = 0: control, 1: slot, 1 + dci) or device context (slot, dci). */
+static inline uint32_t *xhci_ctx(struct xhci *hc, uint8_t *base, uint32_t i)
+{
+	return (uint32_t *)(base + i * hc->ctx_size);
+}
 
 /* xhci.c */
 void *xhci_alloc(struct xhci *hc, uint32_t pages);
@@ -78,10 +94,22 @@ int xhci_command(struct xhci *hc, uint64_t param, uint32_t control, const char *
  */
 bool xhci_wait_transfer(struct xhci *hc, uint32_t slot, uint32_t dci, uint64_t first,
 			uint64_t last, long long deadline_ns, struct xhci_trb *ev);
+/* Consume the events that have come, keeping the interrupt endpoint's; no wait. */
+void xhci_poll_events(struct xhci *hc);
 long long xhci_deadline(uint32_t ms);
 bool xhci_expired(long long deadline_ns);
 
 /* xhci_dev.c */
 void xhci_ports(struct xhci *hc);
+/* The controller's side of endpoint dci after a stall, error or timeout. */
+void xhci_ep_recover(struct usb_device *d, uint32_t dci, struct xhci_ring *r);
+uint32_t xhci_ep_dci(uint8_t ep);
+/*
+ * Configure Endpoint in two halves: the input context prepared (the slot's
+ * context copied, the endpoints of mask add added, entries up to max_dci),
+ * the caller fills the added endpoints' contexts, then the command runs.
+ */
+void xhci_config_begin(struct usb_device *d, uint32_t add, uint32_t max_dci);
+int xhci_config_end(struct usb_device *d);
 
 #endif

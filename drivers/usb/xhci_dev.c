@@ -52,12 +52,6 @@ static void portsc_set(struct xhci *hc, uint32_t n, uint32_t bits)
 	mmio_write32(hc->op + XOP_PORTSC(n), (portsc(hc, n) & PORTSC_KEEP) | bits);
 }
 
-/* Context i of an input (i = 0: control, 1: slot, 1 + dci) or device context (slot, dci). */
-static uint32_t *ctx(struct xhci *hc, uint8_t *base, uint32_t i)
-{
-	return (uint32_t *)(base + i * hc->ctx_size);
-}
-
 static bool wait_port(struct xhci *hc, uint32_t n, uint32_t mask, uint32_t want, uint32_t ms)
 {
 	long long d = xhci_deadline(ms);
@@ -97,7 +91,7 @@ static bool port_enable(struct xhci *hc, uint32_t n)
 /* Fill EP0's context in the input context; mps its max packet size. */
 static void ep0_ctx(struct xhci *hc, struct xhci_dev *x, uint32_t mps)
 {
-	uint32_t *ep = ctx(hc, x->in_ctx, 2);
+	uint32_t *ep = xhci_ctx(hc, x->in_ctx, 2);
 
 	memset(ep, 0, hc->ctx_size);
 	ep[1] = EP1_CERR3 | EP1_TYPE(EP_TYPE_CONTROL) | EP1_MPS(mps);
@@ -106,12 +100,11 @@ static void ep0_ctx(struct xhci *hc, struct xhci_dev *x, uint32_t mps)
 	ep[4] = 8;			/* average TRB length: a setup packet */
 }
 
-/* The controller's side of endpoint dci after a stall, error or timeout. */
-static void ep_recover(struct usb_device *d, uint32_t dci, struct xhci_ring *r)
+void xhci_ep_recover(struct usb_device *d, uint32_t dci, struct xhci_ring *r)
 {
 	struct xhci *hc = d->hc;
 	struct xhci_dev *x = d->x;
-	bool halted = EP_STATE(ctx(hc, x->out_ctx, dci)[0]) == EP_STATE_HALTED;
+	bool halted = EP_STATE(xhci_ctx(hc, x->out_ctx, dci)[0]) == EP_STATE_HALTED;
 
 	xhci_command(hc, 0, TRB_TYPE(halted ? TRB_RESET_EP : TRB_STOP_EP) | TRB_SLOT(x->slot) |
 		     TRB_EP(dci), halted ? "reset endpoint" : "stop endpoint", NULL);
@@ -124,7 +117,7 @@ static int finish(struct usb_device *d, uint32_t dci, struct xhci_ring *r, uint3
 {
 	if (cc == CC_SUCCESS || cc == CC_SHORT)
 		return USB_OK;
-	ep_recover(d, dci, r);
+	xhci_ep_recover(d, dci, r);
 	return cc == CC_STALL ? USB_ESTALL : USB_EIO;
 }
 
@@ -160,7 +153,7 @@ int usb_control(struct usb_device *d, uint8_t type, uint8_t req, uint16_t value,
 	/* A short data stage reports first (ISP), then the status stage. */
 	for (;;) {
 		if (!xhci_wait_transfer(hc, x->slot, 1, first, last, deadline, &ev)) {
-			ep_recover(d, 1, &x->ep0);
+			xhci_ep_recover(d, 1, &x->ep0);
 			return USB_ETIMEOUT;
 		}
 		cc = TRB_CODE(ev.status);
@@ -180,7 +173,7 @@ int usb_control(struct usb_device *d, uint8_t type, uint8_t req, uint16_t value,
 	return USB_OK;
 }
 
-static uint32_t ep_dci(uint8_t ep)
+uint32_t xhci_ep_dci(uint8_t ep)
 {
 	return (ep & 0xF) * 2 + (ep & USB_DIR_IN ? 1 : 0);
 }
@@ -190,7 +183,7 @@ int usb_bulk(struct usb_device *d, uint8_t ep, void *buf, uint32_t len, uint32_t
 {
 	struct xhci *hc = d->hc;
 	struct xhci_dev *x = d->x;
-	uint32_t dci = ep_dci(ep);
+	uint32_t dci = xhci_ep_dci(ep);
 	struct xhci_ring *r = dci == x->dci_in ? &x->bulk_in : &x->bulk_out;
 	uint64_t phys = (uint64_t)(uintptr_t)buf, t;
 	struct xhci_trb ev;
@@ -205,7 +198,7 @@ int usb_bulk(struct usb_device *d, uint8_t ep, void *buf, uint32_t len, uint32_t
 	t = xhci_ring_put(r, phys, len, TRB_TYPE(TRB_NORMAL) | TRB_ISP | TRB_IOC);
 	xhci_doorbell(hc, x->slot, dci);
 	if (!xhci_wait_transfer(hc, x->slot, dci, t, t, xhci_deadline(timeout_ms), &ev)) {
-		ep_recover(d, dci, r);
+		xhci_ep_recover(d, dci, r);
 		return USB_ETIMEOUT;
 	}
 	cc = TRB_CODE(ev.status);
@@ -224,7 +217,7 @@ int usb_clear_halt(struct usb_device *d, uint8_t ep)
 static void bulk_ctx(struct xhci *hc, struct xhci_dev *x, uint32_t dci, struct xhci_ring *r,
 		     uint32_t type, uint16_t mps, uint8_t burst)
 {
-	uint32_t *ep = ctx(hc, x->in_ctx, 1 + dci);
+	uint32_t *ep = xhci_ctx(hc, x->in_ctx, 1 + dci);
 
 	memset(ep, 0, hc->ctx_size);
 	ep[1] = EP1_CERR3 | EP1_TYPE(type) | EP1_BURST(burst) | EP1_MPS(mps);
@@ -233,13 +226,43 @@ static void bulk_ctx(struct xhci *hc, struct xhci_dev *x, uint32_t dci, struct x
 	ep[4] = 3072;			/* average TRB length: large for bulk */
 }
 
+void xhci_config_begin(struct usb_device *d, uint32_t add, uint32_t max_dci)
+{
+	struct xhci *hc = d->hc;
+	struct xhci_dev *x = d->x;
+	uint32_t *slot = xhci_ctx(hc, x->in_ctx, 1), entries;
+
+	memset(x->in_ctx, 0, PAGE_SIZE);
+	xhci_ctx(hc, x->in_ctx, 0)[1] = 1u | add;	/* the slot, and the endpoints added */
+	memcpy(slot, xhci_ctx(hc, x->out_ctx, 0), hc->ctx_size);
+	entries = SLOT0_GET_ENTRIES(slot[0]);		/* endpoints configured before stay */
+	slot[0] = (slot[0] & ~SLOT0_ENTRIES(0x1F)) |
+		  SLOT0_ENTRIES(max_dci > entries ? max_dci : entries);
+	slot[3] = 0;
+}
+
+int xhci_config_end(struct usb_device *d)
+{
+	struct xhci_dev *x = d->x;
+	uint32_t cc;
+
+	cc = xhci_command(d->hc, (uint64_t)(uintptr_t)x->in_ctx,
+			  TRB_TYPE(TRB_CONFIGURE_EP) | TRB_SLOT(x->slot), "configure endpoint",
+			  NULL);
+	if (cc != CC_SUCCESS) {
+		printk("usb: %s: configure endpoint failed (completion code %u)\n", d->name, cc);
+		return USB_EIO;
+	}
+	return USB_OK;
+}
+
 int usb_bulk_setup(struct usb_device *d, uint8_t ep_in, uint16_t mps_in, uint8_t burst_in,
 		   uint8_t ep_out, uint16_t mps_out, uint8_t burst_out)
 {
 	struct xhci *hc = d->hc;
 	struct xhci_dev *x = d->x;
-	uint32_t din = ep_dci(ep_in), dout = ep_dci(ep_out), cc;
-	uint32_t *icc = ctx(hc, x->in_ctx, 0), *slot = ctx(hc, x->in_ctx, 1);
+	uint32_t din = xhci_ep_dci(ep_in), dout = xhci_ep_dci(ep_out);
+	int err;
 
 	if (hc->dead)
 		return USB_EDEAD;
@@ -247,20 +270,11 @@ int usb_bulk_setup(struct usb_device *d, uint8_t ep_in, uint16_t mps_in, uint8_t
 		return USB_EINVAL;
 	if (!xhci_ring_init(hc, &x->bulk_in) || !xhci_ring_init(hc, &x->bulk_out))
 		return USB_EINVAL;
-	memset(x->in_ctx, 0, PAGE_SIZE);
-	icc[1] = 1u | 1u << din | 1u << dout;
-	memcpy(slot, ctx(hc, x->out_ctx, 0), hc->ctx_size);
-	slot[0] = (slot[0] & ~SLOT0_ENTRIES(0x1F)) | SLOT0_ENTRIES(din > dout ? din : dout);
-	slot[3] = 0;
+	xhci_config_begin(d, 1u << din | 1u << dout, din > dout ? din : dout);
 	bulk_ctx(hc, x, din, &x->bulk_in, EP_TYPE_BULK_IN, mps_in, burst_in);
 	bulk_ctx(hc, x, dout, &x->bulk_out, EP_TYPE_BULK_OUT, mps_out, burst_out);
-	cc = xhci_command(hc, (uint64_t)(uintptr_t)x->in_ctx,
-			  TRB_TYPE(TRB_CONFIGURE_EP) | TRB_SLOT(x->slot), "configure endpoint",
-			  NULL);
-	if (cc != CC_SUCCESS) {
-		printk("usb: %s: configure endpoint failed (completion code %u)\n", d->name, cc);
-		return USB_EIO;
-	}
+	if ((err = xhci_config_end(d)))
+		return err;
 	x->dci_in = (uint8_t)din;
 	x->dci_out = (uint8_t)dout;
 	return USB_OK;
@@ -281,7 +295,7 @@ static bool describe(struct usb_device *d, uint32_t mps0)
 		goto fail;
 	mps = d->speed >= SPEED_SUPER ? 1u << (desc[7] & 0xF) : desc[7];
 	if (mps != mps0 && mps >= 8) {
-		uint32_t *icc = ctx(hc, x->in_ctx, 0), cc;
+		uint32_t *icc = xhci_ctx(hc, x->in_ctx, 0), cc;
 
 		memset(x->in_ctx, 0, PAGE_SIZE);
 		icc[1] = 1u << 1;
@@ -357,8 +371,8 @@ static void enumerate(struct xhci *hc, uint32_t n)
 	}
 	hc->dcbaa[slot] = (uint64_t)(uintptr_t)x->out_ctx;
 	mps0 = d->speed >= SPEED_SUPER ? 512 : d->speed == SPEED_HIGH ? 64 : 8;
-	ctx(hc, x->in_ctx, 0)[1] = 1u << 0 | 1u << 1;	/* add the slot and EP0 */
-	sc = ctx(hc, x->in_ctx, 1);
+	xhci_ctx(hc, x->in_ctx, 0)[1] = 1u << 0 | 1u << 1;	/* add the slot and EP0 */
+	sc = xhci_ctx(hc, x->in_ctx, 1);
 	sc[0] = SLOT0_SPEED(d->speed) | SLOT0_ENTRIES(1);
 	sc[1] = SLOT1_PORT(n);
 	ep0_ctx(hc, x, mps0);

@@ -124,7 +124,9 @@ enum {
 /* Contexts (section 6.2): dword indexes; a context is 32 or 64 bytes (CSZ). */
 #define SLOT0_SPEED(s)		((uint32_t)(s) << 20)
 #define SLOT0_ENTRIES(n)	((uint32_t)(n) << 27)
+#define SLOT0_GET_ENTRIES(v)	(((v) >> 27) & 0x1F)
 #define SLOT1_PORT(p)		((uint32_t)(p) << 16)
+#define EP0_INTERVAL(i)		((uint32_t)(i) << 16)	/* 2^i units of 125 us */
 #define EP1_CERR3		(3u << 1)
 #define EP1_TYPE(t)		((uint32_t)(t) << 3)
 #define EP1_BURST(b)		((uint32_t)(b) << 8)
@@ -132,6 +134,8 @@ enum {
 #define EP_TYPE_BULK_OUT	2
 #define EP_TYPE_CONTROL		4
 #define EP_TYPE_BULK_IN		6
+#define EP_TYPE_INTR_IN		7
+#define EP4_ESIT_LO(n)		((uint32_t)(n) << 16)	/* max payload an interval */
 #define EP_STATE(d0)		((d0) & 7)
 #define EP_STATE_HALTED		2
 

@@ -59,6 +59,9 @@ struct usb_device {
 extern struct usb_device usb_devices[USB_MAX_DEVICES];
 extern unsigned usb_device_count;
 
+/* Is there an xHCI controller at all (PCI only: nothing is touched, nothing printed)? */
+bool usb_present(void);
+
 /* Find every xHCI controller and enumerate its root ports (once; later calls return at once). */
 void usb_init(void);
 
@@ -86,6 +89,24 @@ int usb_bulk_setup(struct usb_device *d, uint8_t ep_in, uint16_t mps_in, uint8_t
  */
 int usb_bulk(struct usb_device *d, uint8_t ep, void *buf, uint32_t len, uint32_t *actual,
 	     uint32_t timeout_ms);
+
+/*
+ * Configure interrupt IN endpoint ep (max packet size, bInterval as in its
+ * descriptor) for usb_intr_submit() and usb_intr_poll().  One such
+ * endpoint a controller: the one whose events its poll keeps.
+ */
+int usb_intr_setup(struct usb_device *d, uint8_t ep, uint16_t mps, uint8_t interval);
+
+/* Queue one transfer of len bytes into buf (DMA memory) on the interrupt endpoint. */
+int usb_intr_submit(struct usb_device *d, void *buf, uint32_t len);
+
+/*
+ * Has the queued transfer completed?  Never waits: false while it is
+ * outstanding; true when done, with *err USB_OK and *actual the bytes
+ * moved, or a USB_E* code (the controller's side of the endpoint is then
+ * reset; a new transfer may be queued).
+ */
+bool usb_intr_poll(struct usb_device *d, uint32_t *actual, int *err);
 
 /* CLEAR_FEATURE(ENDPOINT_HALT) on ep, and the controller's side reset too. */
 int usb_clear_halt(struct usb_device *d, uint8_t ep);

@@ -14,6 +14,7 @@ Standard library only.
 import os
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -23,6 +24,38 @@ import boot_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPT = b"baretrace> "
+
+
+def monitor_cmd(path, line, timeout=10):
+    """One HMP command (or a list of them, in order) over the --monitor Unix
+    socket; returns once the monitor has carried it out (its next prompt: stop has stopped the vCPUs,
+    system_reset is queued for the main loop, which takes it before it reads
+    another command)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(path))
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.1)
+
+    def until_prompt():
+        got = b""
+        while not got.endswith(b"(qemu) "):
+            part = s.recv(4096)
+            assert part, f"monitor closed before its prompt: {got!r}"
+            got += part
+        return got
+
+    with s:
+        s.settimeout(timeout)
+        until_prompt()                      # the monitor's greeting and prompt
+        for one in [line] if isinstance(line, str) else line:
+            s.sendall(one.encode() + b"\n")
+            until_prompt()                  # the command's echo, its output, the next prompt
 
 
 class NoPrompt(AssertionError):

@@ -7,46 +7,15 @@ QEMU run mean the guest reset and booted the same image again.
 """
 import random
 import re
-import socket
 import time
 import zlib
 
 import pytest
 
 from conftest import ROOT
+from qemu_shell import monitor_cmd
 
 BANNER = "trace recording laboratory, x86-64"
-
-
-def monitor_cmd(path, line, timeout=10):
-    """One HMP command over the --monitor Unix socket; returns once the
-    monitor has carried it out (its next prompt: stop has stopped the vCPUs,
-    system_reset is queued for the main loop, which takes it before it reads
-    another command)."""
-    deadline = time.time() + timeout
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(str(path))
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise
-            time.sleep(0.1)
-
-    def until_prompt():
-        got = b""
-        while not got.endswith(b"(qemu) "):
-            part = s.recv(4096)
-            assert part, f"monitor closed before its prompt: {got!r}"
-            got += part
-        return got
-
-    with s:
-        s.settimeout(timeout)
-        until_prompt()                      # the monitor's greeting and prompt
-        s.sendall(line.encode() + b"\n")
-        until_prompt()                      # the command's echo, its output, the next prompt
 
 
 @pytest.mark.parametrize("uefi", [False, True])

@@ -20,6 +20,8 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     is missing, over 4 times the ring; cpu 0 (which drains between its
     events) loses none.  The second fills the file: one line, the stream
     still ends whole (END), what it holds consistent the same way.
+  - a usb-kbd beside a stick, run=shell: lines typed with the monitor's
+    sendkey run (Ctrl-C drops the line typed so far, shift types capitals).
 """
 import hashlib
 import re
@@ -28,6 +30,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
+from qemu_shell import monitor_cmd
 
 BUILD = ROOT / "build"
 USB_TOOL = BUILD / "tools" / "baretrace-usb"
@@ -241,3 +244,36 @@ def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_p
             # Longer than the ring: 4 pages hold at most 4 * 4096 / 12 events.
             assert count >= 4 * pages * 4096 // 12
             assert got[0] == (count, 0), got     # the draining CPU keeps up with itself
+
+
+def keys(text):
+    """The monitor's sendkey lines that type text on a US keyboard (letters, digits, '!')."""
+    names = {" ": "spc", "\n": "ret", "\x03": "ctrl-c", "!": "shift-1"}
+    return ["sendkey " + names.get(c, f"shift-{c.lower()}" if c.isupper() else c) for c in text]
+
+
+def test_usb_keyboard_types_into_the_shell(shell, tools, tmp_path):
+    """A usb-kbd beside the stick (two devices, two slots) types shell lines
+    through the monitor's sendkey: a line cut by Ctrl-C is dropped, the next
+    runs; shift gives capitals and '!' (the shell names the unknown word)."""
+    img = tmp_path / "stick.img"
+    make_stick(img, 1)
+    sock = tmp_path / "mon.sock"
+    s = shell("run=shell", smp=2, timeout=240, boot_timeout=150,
+              opts=["--usb-image", str(img), "--usb-kbd", "--monitor", str(sock)])
+    boot = s.text()
+    slots = re.findall(r"^\[[ .\d]+\] usb: device=\"[^\"]+\" id=\S+ speed=\S+ slot=(\d+)$",
+                       boot, re.M)
+    assert len(set(slots)) == 2, boot
+    assert re.search(r"^\[[ .\d]+\] usb: keyboard device=\"xhci [0-9a-f:.]+ port \d+\" "
+                     r"id=0627:0001 interface=0 endpoint=0x81 interval=\d+$", boot, re.M), boot
+    monitor_cmd(sock, keys("x\x03status\n"), timeout=60)
+    out = s.wait_prompt(90)                 # the line Ctrl-C dropped ends at a prompt
+    out += s.wait_prompt(90)
+    assert re.search(r"^trace: recording=on ", out, re.M), out
+    assert "unknown command" not in out, out
+    monitor_cmd(sock, keys("aA!\n"), timeout=60)
+    out = s.wait_prompt(90)
+    assert "error: unknown command 'aA!'" in out, out
+    s.send(b"poweroff\r")
+    assert s.close(60) == 0, s.text()
