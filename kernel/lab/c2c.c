@@ -281,8 +281,8 @@ bool c2c_job(void)
 
 			watchdog_touch();
 			st = c2c_pair(i, j);
-			if (st == PAIR_STUCK)
-				return false;	/* a side may still run: the samples stay allocated */
+			if (st == PAIR_STUCK)	/* a side may still run: samples stay allocated */
+				return false;
 			pairs += st == PAIR_OK;
 			failed += st == PAIR_FAILED;
 		}
