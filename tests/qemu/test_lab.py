@@ -20,6 +20,12 @@ Mutations seen to fail here: the stall's busy wait skipped (no gap found),
 the loop's compare made `>= thresh` with thresh 0 (gaps invented), the skew
 widening left out of the merge at 5 CPUs is caught by the host test
 (test_lab) not here, since icount's skew bounds are tens of ns.
+
+run=c2c and run=timerlat share the same boots. c2c's bound is checked
+against the uncertainties the smp: lines printed at bring-up (not against
+the job's own arithmetic). Mutations seen to fail: bound_ns from the
+receiver's CPU alone (bound 0 < 39), the receiver's stamps left
+unconverted (one_way ~1e9 ns), timerlat's histogram not counted (sum 0).
 """
 import re
 
