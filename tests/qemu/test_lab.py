@@ -224,3 +224,14 @@ def test_c2c_timerlat_bad_options(qemu):
     assert any("timerlat.period_us=0" in l and "1..1000000" in l for l in bad), bad
     assert r.has(r"^c2c: cpus=1 pairs=0 samples=1000$"), r.out
     assert r.has(r"^timerlat: samples=1000 period_us=100 mode="), r.out
+
+
+def test_timerlat_gives_the_timer_back_icount(qemu):
+    """After run=timerlat the boot CPU is watched again: run=hang right after it is reported
+    by the watchdog (whose deadline is the LAPIC timer timerlat borrowed). Mutation seen to
+    fail: lapic_timer_stop() left out (the watchdog never fires; QEMU runs to its timeout)."""
+    r = qemu("run=timerlat,hang hang.cpu=0 timerlat.samples=8 watchdog.ms=400 exit clock=hpet",
+             smp=1, icount=True, timeout=90)
+    assert r.has(r"^timerlat: cpu=0 samples=8 "), r.out
+    assert r.rc == 1, r.out
+    assert r.has(r"^watchdog: cpu=0 stuck for \d+ ms at job_hang_spin\+0x"), r.out
