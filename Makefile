@@ -51,7 +51,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/stri
 	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/shell_ftrace.c \
 	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c \
-	kernel/lab/hwlat.c
+	kernel/lab/hwlat.c kernel/lab/c2c.c kernel/lab/timerlat.c
 DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
 	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
 	drivers/usb/stick.c drivers/usb/xhci_intr.c drivers/usb/hid_boot.c \

@@ -43,7 +43,9 @@ static bool job_shell(void)
 	X("record_bench", record_bench_job)		\
 	X("triple", job_triple)				\
 	X("hang", job_hang)				\
-	X("hwlat", hwlat_job)
+	X("hwlat", hwlat_job)				\
+	X("c2c", c2c_job)				\
+	X("timerlat", timerlat_job)
 
 #define JOB_NAME(name, fn) name,
 #define JOB_FN(name, fn) fn,

@@ -215,6 +215,27 @@ uint64_t lab_percentile(uint64_t *v, size_t n, unsigned pct)
 	return v[rank ? rank - 1 : 0];
 }
 
+int64_t lab_percentile_s64(int64_t *v, size_t n, unsigned pct)
+{
+	uint64_t *u = (uint64_t *)v;
+	uint64_t p;
+
+	/* Flipping the sign bit maps signed order onto unsigned order, both ways. */
+	for (size_t i = 0; i < n; i++)
+		u[i] ^= 1ull << 63;
+	p = lab_percentile(u, n, pct);
+	for (size_t i = 0; i < n; i++)
+		u[i] ^= 1ull << 63;
+	return n ? (int64_t)(p ^ (1ull << 63)) : 0;
+}
+
+bool lab_c2c_meaningful(int64_t one_way, uint64_t bound)
+{
+	uint64_t mag = one_way < 0 ? 0 - (uint64_t)one_way : (uint64_t)one_way;
+
+	return bound < mag;
+}
+
 char *lab_hist_format(char *buf, size_t cap, const uint64_t *hist, unsigned buckets)
 {
 	size_t len = 0;

@@ -46,6 +46,9 @@
 #define SVR_ENABLE	(1u << 8)
 #define LVT_MASKED	(1u << 16)
 #define LVT_PERIODIC	(1u << 17)
+#define LVT_TSC_DEADLINE (2u << 17)
+#define MSR_TSC_DEADLINE 0x6E0
+#define CPUID1_TSC_DEADLINE (1u << 24)
 #define LVT_NMI		(4u << 8)
 #define ICR_FIXED	(0u << 8)
 #define ICR_NMI		(4u << 8)
@@ -312,6 +315,39 @@ void lapic_timer_oneshot(uint64_t ns)
 	watchdog_timer_lent();
 	wr(REG_TIMER_DIV, TIMER_DIV_16);
 	wr(REG_LVT_TIMER, VEC_TIMER);
+	wr(REG_TIMER_INIT, count ? (count > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)count) : 1);
+}
+
+bool lapic_timer_has_tsc_deadline(void)
+{
+	return cpuid(1, 0).ecx & CPUID1_TSC_DEADLINE;
+}
+
+/*
+ * TSC-deadline mode fires when the TSC reaches deadline (SDM vol. 3A
+ * 11.5.4.1). One-shot mode counts from the write: the count is rounded
+ * up, so that the interrupt is not early by the rounding; the time from
+ * the TSC read here to the register's write only makes it later, and an
+ * error of lapic_timer_hz (measured against the TSC) may make it early.
+ */
+void lapic_timer_at(uint64_t deadline, uint8_t vector, bool tsc_deadline)
+{
+	uint64_t now, left, count;
+
+	if (!lapic_timer_hz || !tsc.hz)
+		return;
+	watchdog_timer_lent();
+	if (tsc_deadline) {
+		wr(REG_LVT_TIMER, LVT_TSC_DEADLINE | vector);
+		__asm__ volatile("mfence" ::: "memory");	/* SDM: LVT write before the MSR */
+		wrmsr(MSR_TSC_DEADLINE, deadline);
+		return;
+	}
+	wr(REG_TIMER_DIV, TIMER_DIV_16);
+	wr(REG_LVT_TIMER, vector);
+	now = rdtsc();
+	left = deadline > now ? deadline - now : 0;
+	count = (uint64_t)(((unsigned __int128)left * lapic_timer_hz + tsc.hz - 1) / tsc.hz);
 	wr(REG_TIMER_INIT, count ? (count > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)count) : 1);
 }
 

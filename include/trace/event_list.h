@@ -68,6 +68,19 @@ TRACE_EVENT(ftrace, funcgraph_exit, F_SYM(func), F_U64(cycles), F_U32(depth), F_
  */
 TRACE_EVENT(lab, hwlat_gap, F_S64(start_ns), F_U64(len_ns), F_S64(smi_before),
 	    F_S64(smi_after), F_U32(nmis), F_U32(seq))
+/*
+ * c2c: run=c2c's result for the ordered pair from -> to: the median
+ * one-way latency of a cache line on the corrected timeline (ns, may be
+ * negative within bound_ns), the pair's skew bound, half the median
+ * compare-and-swap round trip, and the samples taken.
+ */
+TRACE_EVENT(lab, c2c, F_U32(from), F_U32(to), F_S64(one_way_ns), F_U64(bound_ns),
+	    F_U64(rtt_half_ns), F_U32(samples))
+/*
+ * timerlat: run=timerlat's sample seq (from 1) on this CPU: the handler's
+ * first TSC read minus the timer's deadline, ns (0 if it fired early).
+ */
+TRACE_EVENT(lab, timerlat, F_U64(latency_ns), F_U32(seq))
 
 #ifdef TRACE_EVENT_LIST_EXTRA
 #include TRACE_EVENT_LIST_EXTRA

@@ -80,6 +80,16 @@ unsigned lab_log2_bucket(uint64_t v);
  */
 uint64_t lab_percentile(uint64_t *v, size_t n, unsigned pct);
 
+/* lab_percentile() of signed samples (sorted in place). */
+int64_t lab_percentile_s64(int64_t *v, size_t n, unsigned pct);
+
+/*
+ * Does a one-way latency of one_way ns, known to within +-bound ns, mean
+ * anything? Yes when the bound is smaller than the figure: its sign and
+ * its order of magnitude are then known (run=c2c's meaningful=).
+ */
+bool lab_c2c_meaningful(int64_t one_way, uint64_t bound);
+
 /*
  * Format a histogram as " <k>:<count>" for each non-empty bucket into buf
  * (cut, never overrun); returns buf.

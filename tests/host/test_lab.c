@@ -162,6 +162,52 @@ static void test_random_vs_model(void **state)
 	}
 }
 
+/*
+ * Signed percentiles (run=c2c's one-way figures may be negative): against
+ * a count of the samples at or below the answer, with both signs mixed.
+ * Mutation seen to fail: the sign bit not flipped (negatives sort last).
+ */
+static void test_percentile_s64_vs_count(void **state)
+{
+	static const unsigned pcts[] = { 1, 10, 50, 90, 99, 100 };
+	int64_t v[301], w[301];
+
+	(void)state;
+	for (int round = 0; round < 50; round++) {
+		size_t n = 1 + rnd() % 301;
+
+		for (size_t i = 0; i < n; i++)
+			v[i] = (int64_t)(rnd() % 2001) - 1000;
+		for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+			size_t at_or_below = 0, below = 0;
+			int64_t p;
+
+			memcpy(w, v, n * sizeof(v[0]));
+			p = lab_percentile_s64(w, n, pcts[k]);
+			for (size_t i = 0; i < n; i++) {
+				at_or_below += v[i] <= p;
+				below += v[i] < p;
+			}
+			assert_true(at_or_below * 100 >= n * pcts[k]);
+			assert_true(below * 100 < n * pcts[k]);
+			assert_int_equal(w[0] <= w[n - 1], 1);	/* sorted, values kept */
+		}
+	}
+	assert_int_equal(lab_percentile_s64(w, 0, 50), 0);
+}
+
+/* meaningful=: the bound must be smaller than the figure's magnitude, either sign. */
+static void test_c2c_meaningful(void **state)
+{
+	(void)state;
+	assert_true(lab_c2c_meaningful(52, 40));
+	assert_true(lab_c2c_meaningful(-52, 40));
+	assert_false(lab_c2c_meaningful(40, 40));
+	assert_false(lab_c2c_meaningful(-40, 40));
+	assert_false(lab_c2c_meaningful(0, 0));
+	assert_true(lab_c2c_meaningful(INT64_MIN, (1ull << 63) - 1));	/* no overflow */
+}
+
 static void test_percentile_vs_count(void **state)
 {
 	uint64_t v[1000], w[1000];
@@ -268,6 +314,8 @@ int main(void)
 		cmocka_unit_test(test_one_cpu_many),
 		cmocka_unit_test(test_random_vs_model),
 		cmocka_unit_test(test_percentile_vs_count),
+		cmocka_unit_test(test_percentile_s64_vs_count),
+		cmocka_unit_test(test_c2c_meaningful),
 		cmocka_unit_test(test_log2_hist),
 		cmocka_unit_test(test_stall_parse),
 		cmocka_unit_test(test_cpulist),

@@ -20,6 +20,13 @@ Mutations seen to fail here: the stall's busy wait skipped (no gap found),
 the loop's compare made `>= thresh` with thresh 0 (gaps invented), the skew
 widening left out of the merge at 5 CPUs is caught by the host test
 (test_lab) not here, since icount's skew bounds are tens of ns.
+
+run=c2c and run=timerlat share the same boots. c2c's bound is checked
+against the uncertainties the smp: lines printed at bring-up (not against
+the job's own arithmetic). Mutations seen to fail: bound_ns from the
+receiver's CPU alone (bound 0 < 39), the receiver's stamps left
+unconverted (one_way ~1e9 ns), timerlat's histogram not counted (sum 0),
+timerlat's latency counted from the arming, not the deadline (50136 ns).
 """
 import re
 
@@ -32,6 +39,22 @@ EVENT = re.compile(r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+\d+\.\d{9}: hwlat_gap: st
 ALL_US, ONE_US = 100, 40        # the all-CPU stall and the one-CPU stall
 SLACK_TURNS = 4
 SHAPE = "hwlat.duration_ms=20 hwlat.width_ms=8 hwlat.window_ms=10"
+
+
+C2C_N, TL_N = 64, 64
+_boots = {}
+
+
+def lab_boot(qemu, smp):
+    """One icount boot per CPU count runs all three jobs (hwlat, then c2c, then timerlat);
+    the tests of each share it."""
+    if smp not in _boots:
+        _boots[smp] = qemu(
+            f"run=hwlat,c2c,timerlat,dump exit {SHAPE} "
+            f"inject.stall={ALL_US}@3,{ONE_US}@14:{smp - 1} c2c.samples={C2C_N} "
+            f"timerlat.samples={TL_N} timerlat.period_us=50 trace.events=-*,lab:* dump.last=0",
+            smp=smp, icount=True, timeout=240)
+    return _boots[smp]
 
 
 def gaps(r):
@@ -47,8 +70,7 @@ def gaps(r):
 @pytest.mark.parametrize("smp", [1, 2, 3, 5])
 def test_hwlat_injected_stalls_icount(qemu, smp):
     one = smp - 1               # the CPU of the one-CPU stall
-    r = qemu(f"run=hwlat,dump exit {SHAPE} inject.stall={ALL_US}@3,{ONE_US}@14:{one} "
-             "trace.events=-*,lab:* dump.last=0", smp=smp, icount=True, timeout=240)
+    r = lab_boot(qemu, smp)
     assert r.rc == 0, r.out
     cpus = per_cpu_fields(r, r"^hwlat: cpu=\d+ gaps=")
     assert sorted(cpus) == list(range(smp)), r.out
@@ -107,3 +129,103 @@ def test_hwlat_bad_options(qemu):
         r.out
     f = r.fields(r"^hwlat: cpu=0 gaps=")
     assert f["injected"] == "0", f
+
+
+# ---- run=c2c and run=timerlat (one boot runs both) ----
+
+C2C_EVENT = re.compile(r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+\d+\.\d{9}: c2c: from=(\d+) to=(\d+) "
+                       r"one_way_ns=(-?\d+) bound_ns=(\d+) rtt_half_ns=(\d+) samples=(\d+)")
+TL_EVENT = re.compile(r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+\d+\.\d{9}: timerlat: latency_ns=(\d+) "
+                      r"seq=(\d+)")
+
+
+def lat_figures(r):
+    """The c2c and timerlat summary lines, the figures only (for run-to-run comparison)."""
+    return [l for l in r.lines if re.match(r"^(c2c|timerlat): (from|cpu)=", l)]
+
+
+@pytest.mark.parametrize("smp", [1, 2, 3, 5])
+def test_c2c_timerlat_icount(qemu, smp):
+    """Per ordered pair one c2c line, figures consistent with the skew bounds the smp: lines
+    gave at bring-up (counted independently of the job); per CPU one timerlat line whose
+    samples, histogram and events agree."""
+    r = lab_boot(qemu, smp)
+    assert r.rc == 0, r.out
+    uncert = {c: f["uncertainty_cycles"] for c, f in
+              per_cpu_fields(r, r"^smp: cpu=\d+ apic_id=").items()}
+    assert sorted(uncert) == list(range(smp)), r.out
+    lines = [dict((k, int(v)) if k != "meaningful" else (k, v) for k, v in
+                  re.findall(r"(\w+)=(-?\w+)", l)) for l in r.all(r"^c2c: from=")]
+    assert r.has(rf"^c2c: cpus={smp} pairs={smp * (smp - 1)} samples={C2C_N}$"), r.out
+    if smp == 1:
+        assert r.has(r"^c2c: no pairs: one CPU online$"), r.out
+    pairs = sorted((f["from"], f["to"]) for f in lines)
+    assert pairs == [(i, j) for i in range(smp) for j in range(smp) if i != j], pairs
+    for f in lines:
+        i, j = f["from"], f["to"]
+        assert f["samples"] == C2C_N, f
+        # icount: TSC = 1 GHz, so a bound of u cycles is u ns (rounded up: +1 at most).
+        assert uncert[i] + uncert[j] <= f["bound_ns"] <= uncert[i] + uncert[j] + 2, (f, uncert)
+        # The store precedes the arrival in true time: the corrected figure is off by the bound.
+        assert -f["bound_ns"] <= f["one_way_ns"] <= 1000000, f
+        assert 0 < f["rtt_half_ns"] <= 1000000, f
+        assert f["min_ns"] <= f["one_way_ns"] and f["spread_ns"] >= 0, f
+        assert f["meaningful"] == ("yes" if f["bound_ns"] < abs(f["one_way_ns"]) else "no"), f
+    ev = [tuple(int(x) for x in m.groups()) for m in map(C2C_EVENT.match, r.lines) if m]
+    assert sorted((e[1], e[2]) for e in ev) == pairs, ev
+    for e in ev:
+        f = next(f for f in lines if (f["from"], f["to"]) == (e[1], e[2]))
+        assert (e[3], e[4], e[5], e[6]) == (f["one_way_ns"], f["bound_ns"], f["rtt_half_ns"],
+                                            f["samples"]), (e, f)
+    assert r.has(rf"^c2c: done pairs={smp * (smp - 1)} failed=0$") or smp == 1, r.out
+
+    tl = per_cpu_fields(r, r"^timerlat: cpu=\d+ samples=")
+    assert sorted(tl) == list(range(smp)), r.out
+    tev = {}
+    for m in map(TL_EVENT.match, r.lines):
+        if m:
+            tev.setdefault(int(m.group(1)), []).append((int(m.group(2)), int(m.group(3))))
+    for c, f in tl.items():
+        assert f["samples"] == TL_N and f["missed"] == 0, f
+        assert f["max_ns"] >= f["p99_ns"] >= f["p50_ns"] >= 0, f
+        # icount: the interrupt is taken within a translation block of the deadline, far
+        # inside the 50 us period; a latency counted from the arming would be >= 50 us.
+        assert f["max_ns"] < 50000 and f["early"] == 0, f
+        hist = dict(map(int, kv.split(":")) for kv in
+                    r.has(rf"^timerlat: cpu={c} hist").split("hist")[1].split())
+        assert sum(hist.values()) == TL_N, hist
+        assert max(hist) == f["max_ns"].bit_length() - 1 if f["max_ns"] > 1 else True, (hist, f)
+        lat = [x for x, _ in tev.get(c, [])]
+        assert [s for _, s in tev[c]] == list(range(1, TL_N + 1)), tev[c]
+        assert max(lat) == f["max_ns"], (lat, f)
+        assert sorted(lat)[(TL_N * 99 + 99) // 100 - 1] == f["p99_ns"], (lat, f)
+
+
+def test_c2c_timerlat_reproducible_icount(qemu):
+    """icount is deterministic: a second 2-CPU boot prints the same c2c and timerlat figures."""
+    first = lab_boot(qemu, 2)
+    assert first.rc == 0, first.out
+    _boots.pop(2)
+    r = lab_boot(qemu, 2)
+    assert r.rc == 0, r.out
+    assert lat_figures(r) == lat_figures(first), (lat_figures(r), lat_figures(first))
+
+
+def test_c2c_timerlat_bad_options_and_the_timer_given_back(qemu):
+    """Each bad value: the standard line; the jobs run with their defaults. And after
+    run=timerlat the boot CPU is watched again: run=hang right after it is reported by the
+    watchdog (whose deadline is the LAPIC timer timerlat borrowed). Mutation seen to fail:
+    lapic_timer_stop() left out (the watchdog never fired; QEMU ran to its timeout)."""
+    r = qemu("run=c2c,timerlat,hang exit c2c.samples=0 timerlat.samples=x timerlat.period_us=0 "
+             "c2c.samples=100001 hang.cpu=0 watchdog.ms=400", smp=1, timeout=120)
+    bad = r.all(r"^cmdline: .*invalid value")
+    assert len(bad) == 4, bad
+    assert any("c2c.samples=0" in l and "1..100000" in l for l in bad), bad
+    assert any("c2c.samples=100001" in l for l in bad), bad
+    assert any("timerlat.samples=x" in l for l in bad), bad
+    assert any("timerlat.period_us=0" in l and "1..1000000" in l for l in bad), bad
+    assert r.has(r"^c2c: cpus=1 pairs=0 samples=1000$"), r.out
+    assert r.has(r"^timerlat: samples=1000 period_us=100 mode="), r.out
+    assert r.has(r"^timerlat: cpu=0 samples=1000 "), r.out
+    assert r.rc == 1, r.out
+    assert r.has(r"^watchdog: cpu=0 stuck for \d+ ms at job_hang_spin\+0x"), r.out

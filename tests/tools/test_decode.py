@@ -337,6 +337,8 @@ BUILTIN_EVENTS = [
     "ftrace:funcgraph_exit id=14 fields=func:sym,cycles:u64,depth:u32,overrun:u32",
     "lab:hwlat_gap id=15 fields=start_ns:s64,len_ns:u64,smi_before:s64,smi_after:s64,nmis:u32,"
     "seq:u32",
+    "lab:c2c id=16 fields=from:u32,to:u32,one_way_ns:s64,bound_ns:u64,rtt_half_ns:u64,samples:u32",
+    "lab:timerlat id=17 fields=latency_ns:u64,seq:u32",
 ]
 # The extra events come after the built-in ones: their ids follow.
 EXTRA_EVENTS = [

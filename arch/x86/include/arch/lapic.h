@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #define VEC_TIMER	0x40	/* LAPIC timer */
+#define VEC_TIMERLAT	0x41	/* LAPIC timer, run=timerlat's deadlines */
 #define VEC_CALL	0xF0	/* cross-CPU call-function IPI */
 #define VEC_TEST	0xF1	/* IPI used by tests */
 #define VEC_WATCHDOG	0xF3	/* the watchdog's probe, a CPU to itself; 0xF2 is VEC_TEXT_SYNC */
@@ -35,6 +36,14 @@ void lapic_send_sipi(uint32_t apic_id, uint8_t page);
 void lapic_timer_calibrate(void);
 void lapic_timer_periodic(uint32_t hz);
 void lapic_timer_oneshot(uint64_t ns);
+/* Does this CPU's timer have TSC-deadline mode (CPUID 1 ECX[24])? */
+bool lapic_timer_has_tsc_deadline(void);
+/*
+ * One interrupt on vector when the TSC reaches deadline: in TSC-deadline
+ * mode if tsc_deadline, else one-shot counted from now. Lends the timer,
+ * as lapic_timer_oneshot() does, until lapic_timer_stop().
+ */
+void lapic_timer_at(uint64_t deadline, uint8_t vector, bool tsc_deadline);
 void lapic_timer_stop(void);
 /* The watchdog's: one-shot deadline delivered as an NMI; stop; has it run out? */
 void lapic_timer_nmi_oneshot(uint32_t count);
