@@ -88,7 +88,8 @@ def test_bad_command_line_is_reported_and_boot_continues(qemu):
     assert r.rc == 0, r.out
     assert r.has(r"^cmdline: unknown option 'bogus'; ignored")
     assert r.has(r"^cmdline: run=ktest,nope: 'nope' is not known; accepted: comma-separated "
-                 r"ktest\|fault\|shell\|echo\|demo\|bench\|dump\|marks\|triple\|hang; "
+                 r"ktest\|fault\|shell\|echo\|demo\|bench\|dump\|marks\|record\|record_bench\|"
+                 r"triple\|hang\|hwlat\|c2c\|timerlat; "
                  r"left out: using run=ktest$"), r.out
     assert r.has(r"^cmdline: exit=maybe: invalid value: accepted: exit, exit=yes\|no; left unchanged$")
     assert r.ktap() == {"pmm_alloc_free": True}
