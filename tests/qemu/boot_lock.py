@@ -38,6 +38,7 @@ import fcntl
 import hashlib
 import os
 import subprocess
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,6 +105,7 @@ def acquire(args):
         return None
     LOCK.parent.mkdir(parents=True, exist_ok=True)
     ex = exclusive(args)
+    t0 = time.time()
     gate = os.open(GATE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(gate, fcntl.LOCK_EX)
@@ -111,7 +113,21 @@ def acquire(args):
         fcntl.flock(fd, fcntl.LOCK_EX if ex else fcntl.LOCK_SH)
     finally:
         os.close(gate)          # releases the gate
+    log("lock", ex=int(ex), wait=f"{time.time() - t0:.1f}")
     return fd
+
+
+def log(what, **kw):
+    """One line to $BOOT_LOG (if set): when each boot got its lock and ended,
+    which test, on which worker; `make test-qemu-times` sums it up."""
+    path = os.environ.get("BOOT_LOG")
+    if not path:
+        return
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    fields = " ".join(f"{k}={v}" for k, v in kw.items())
+    with open(path, "a") as f:
+        f.write(f"{time.time():.1f} {os.environ.get('PYTEST_XDIST_WORKER', '-')} {what} "
+                f"{fields} test={test}\n")
 
 
 def started(fd, proc):

@@ -92,6 +92,7 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
     finally:
         if lock is not None:
             os.close(lock)
+        boot_lock.log("end")
     out = p.stdout.decode("utf-8", "replace").replace("\r", "")
     lines = [PREFIX.sub("", l) for l in out.split("\n")]
     return Run(p.returncode, out, lines)
