@@ -459,8 +459,19 @@ fuzz-dump: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcap
 # cores: on a quiet development machine the QEMU tests (then 176; `pytest --co
 # tests/qemu` counts them now) took 995 s against 1259 s serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
 QEMU_TEST_JOBS ?= 2
+# Each boot's lock and end go to $(BUILD)/qemu-boots.log; the run ends with
+# their totals, and `make test-qemu-times` sums the log up per file.
 test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi-asan deps-qemu10
-	$(PYTHON) -m pytest -q --durations=25 $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu $(PYTEST_ARGS)
+	@rm -f $(BUILD)/qemu-boots.log
+	@BOOT_LOG=$(abspath $(BUILD))/qemu-boots.log $(PYTHON) -m pytest -q --durations=25 \
+	  $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu \
+	  $(PYTEST_ARGS); rc=$$?; \
+	 [ ! -s $(BUILD)/qemu-boots.log ] || \
+	  echo "qemu boots: $$($(PYTHON) tests/qemu/boot_times.py $(BUILD)/qemu-boots.log 0 | head -1)"; \
+	 exit $$rc
+.PHONY: test-qemu-times
+test-qemu-times:
+	$(PYTHON) tests/qemu/boot_times.py $(BUILD)/qemu-boots.log 25
 
 # The layout of the lines a change adds (.editorconfig): tabs, no trailing
 # whitespace, 100 columns; STYLE_BASE (default: the merge base with main).
@@ -535,6 +546,7 @@ help:
 	@echo "  make test-tsan      ring buffer stress and clock latch under ThreadSanitizer"
 	@echo "  make test-tools     the decoder against babeltrace2 and trace-cmd; make usb's refusals"
 	@echo "  make test-qemu      QEMU system tests (QEMU_TEST_JOBS workers; PYTEST_ARGS passed on)"
+	@echo "  make test-qemu-times  the last test-qemu's boots per file: exclusive and shared seconds"
 	@echo "  make test-ring-inject / test-ring-explore  ring buffer injection: sampled / all plans (EXPLORE_JOBS)"
 	@echo "  make fuzz           fuzz the dump decoder (FUZZ_TIME=$(FUZZ_TIME) s), persist, ACPI, stick parsers"
 	@echo "  make fuzz-persist / fuzz-acpi  one of them (FUZZ_PERSIST_TIME, FUZZ_ACPI_TIME)"

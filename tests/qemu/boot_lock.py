@@ -6,8 +6,9 @@ can be hurt by the other:
 
 - an icount boot runs on one host thread and its guest time does not depend
   on the host at all (FACTS.md): it can share;
-- a plain-TCG boot with one CPU and no in-kernel tests uses one host thread
-  and asserts nothing about time: it can share;
+- a plain-TCG boot with one CPU and no in-kernel tests, or only ones that
+  time nothing (UNTIMED_KTESTS), uses one host thread and asserts nothing
+  about time: it can share;
 - every other plain-TCG boot needs the machine to itself: with several vCPUs
   (MTTCG: one host thread each) the bring-up's skew measurement and the
   cross-CPU tests want the cores, and the in-kernel tests compare the TSC
@@ -53,13 +54,23 @@ _live = []      # this process's running QEMUs that hold the lock (Popen objects
 ENABLED = "PYTEST_XDIST_WORKER" in os.environ
 
 
+# In-kernel tests that time nothing: a one-CPU boot that runs only these
+# shares the machine like one that runs none (the others compare clocks).
+UNTIMED_KTESTS = {"pmm_alloc_free", "acpi_tables_valid", "ring_buffer_refuses_bad_input"}
+
+
 def exclusive(args):
     """Whether a run-qemu.sh argument list needs the machine to itself."""
     if "--icount" in args:
         return False
     smp = args[args.index("--smp") + 1] if "--smp" in args else "1"
     cmdline = args[args.index("--cmdline") + 1] if "--cmdline" in args else ""
-    return smp.split(",")[0] != "1" or "ktest" in cmdline
+    if smp.split(",")[0] != "1":
+        return True
+    if "ktest" not in cmdline:
+        return False
+    named = [w.split("=", 1)[1] for w in cmdline.split() if w.startswith("ktest=")]
+    return not named or not set(",".join(named).split(",")) <= UNTIMED_KTESTS
 
 
 def _option(args, name, default):

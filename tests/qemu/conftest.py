@@ -140,25 +140,39 @@ def shell():
             s.kill()
 
 
-# Seconds each file's tests took in a full run beside other load (2026-12-03,
-# `pytest --durations=0 -n 2 --dist loadfile tests/qemu`, summed per file).
-# Only the order matters: with --dist loadfile a worker takes a whole file at
-# a time, and a long file started last leaves the other worker idle while it
-# ends, so the longest start first. A file not listed counts as 60 s.
+# Seconds of boots each file holds the machine alone for (exclusive, in
+# boot_lock.py's sense) and shares it (icount and one-CPU boots), from a run
+# with BOOT_LOG set (2026-12-06, beside other load; `make test-qemu-times`
+# sums a log up). Only the order matters. With --dist loadfile a worker takes
+# a whole file at a time; an exclusive boot waits for the other worker's
+# shared boot to end, and that worker idles meanwhile. So the files made
+# mostly of exclusive boots go first, both workers taking turns at the
+# machine; then the mixed ones; then those made of shared boots, two at a
+# time with nothing to wait for, the longest first so that neither worker is
+# left alone with a long file at the end. A file not listed counts as mixed.
 FILE_COST = {
-    "test_persist.py": 357, "test_boot.py": 315, "test_bench.py": 297, "test_realhw.py": 249,
-    "test_clock.py": 192, "test_x2apic.py": 189, "test_skew.py": 179, "test_watchdog.py": 156,
-    "test_trace.py": 155, "test_ftrace.py": 141, "test_panic.py": 132, "test_smp.py": 122,
-    "test_dump.py": 97, "test_dead_ap.py": 66, "test_clockwd.py": 66, "test_events.py": 65,
-    "test_static_keys.py": 42, "test_ftrace_backtrace.py": 40, "test_clock_faults.py": 27,
-    "test_trace_dat_qemu.py": 20, "test_shell.py": 13, "test_boot_lock.py": 8,
-    "test_usb.py": 45, "test_lab.py": 113,
+    "test_ftrace.py": (232, 98), "test_persist.py": (167, 51), "test_x2apic.py": (150, 15),
+    "test_dump.py": (76, 0), "test_events.py": (63, 0), "test_panic.py": (56, 7),
+    "test_dead_ap.py": (25, 0), "test_boot.py": (24, 10), "test_shell.py": (22, 0),
+    "test_static_keys.py": (18, 12), "test_usb.py": (15, 13), "test_trace_dat_qemu.py": (13, 0),
+    "test_acpi_tool.py": (13, 0), "test_realhw.py": (33, 33), "test_watchdog.py": (47, 63),
+    "test_trace.py": (45, 73), "test_clock.py": (4, 196), "test_skew.py": (18, 123),
+    "test_clockwd.py": (0, 105), "test_lab.py": (0, 99), "test_smp.py": (5, 70),
+    "test_clock_faults.py": (0, 41), "test_bench.py": (5, 29),
+    "test_ftrace_backtrace.py": (0, 9), "test_boot_lock.py": (1, 7),
 }
 
 
+def file_order(name):
+    """Sort key of a file: exclusive first, mixed, shared; longest first."""
+    ex, sh = FILE_COST.get(name, (30, 30))
+    frac = ex / max(ex + sh, 1)
+    return (0 if frac >= 0.6 else 1 if frac >= 0.25 else 2, -(ex + sh))
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """Longest files first (FILE_COST); the order within a file is kept."""
+    """Files in file_order(); the order within a file is kept."""
     first = {}
     for i, item in enumerate(items):
         first.setdefault(item.path.name, i)
-    items.sort(key=lambda it: (-FILE_COST.get(it.path.name, 60), first[it.path.name]))
+    items.sort(key=lambda it: (file_order(it.path.name), first[it.path.name]))

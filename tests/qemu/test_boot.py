@@ -31,9 +31,9 @@ def test_boot_and_ktests(qemu, firmware, machine, smp, mode):
     assert (int(rings["pages_per_cpu"]), rings["mode"]) == \
         ((TINY, mode) if mode else (64, "overwrite")), rings
     if smp > 1:
-        # The SMP checks of test_smp.py's TCG boots (which run -smp 8 on
-        # q35): the multi-CPU rows here are its -smp 4 on pc under SeaBIOS
-        # and -smp 2 on q35 under OVMF, so each configuration boots once.
+        # The SMP checks (helpers.check_all_up) of plain TCG in xAPIC mode:
+        # -smp 4 on pc under SeaBIOS and -smp 2 on q35 under OVMF boot here
+        # only, each once (test_smp.py).
         check_all_up(r, smp, strict=False)
         assert int(r.fields(r"^smp: online=")["bringup_ms"]) > 0
     assert r.has(r"^baretrace \S+: trace recording laboratory"), r.out

@@ -26,7 +26,14 @@ def test_classification():
     assert not boot_lock.exclusive(args(cmdline="run=demo exit"))
     assert boot_lock.exclusive(args(smp="2"))
     assert boot_lock.exclusive(args(smp="4,maxcpus=8"))
-    assert boot_lock.exclusive(args(cmdline="run=ktest ktest=pmm_alloc_free exit"))
+    assert boot_lock.exclusive(args(cmdline="run=ktest exit"))     # the whole suite
+    assert boot_lock.exclusive(args(cmdline="run=ktest ktest=tsc_matches_other_reference exit"))
+    assert boot_lock.exclusive(args(cmdline="run=ktest ktest=pmm_alloc_free,cross_cpu_order"))
+    # Only tests that time nothing, on one CPU: shared.
+    assert not boot_lock.exclusive(args(cmdline="run=ktest ktest=pmm_alloc_free exit"))
+    assert not boot_lock.exclusive(args(cmdline="run=ktest ktest=acpi_tables_valid "
+                                             "ktest=ring_buffer_refuses_bad_input exit"))
+    assert boot_lock.exclusive(args(smp="2", cmdline="run=ktest ktest=pmm_alloc_free exit"))
     assert not boot_lock.exclusive(["run-qemu.sh", "--cmdline", "exit"])    # -smp 1 default
 
 
