@@ -141,6 +141,9 @@ extern struct acpi_info acpi;
  */
 bool acpi_init(const void *rsdp, unsigned rsdp_len, bool scan_bios);
 
+/* inject.acpi=: read the tables rewritten as real firmware writes them (a test facility). */
+void acpi_inject_init(void);
+
 /* acpi.dump: print the tables found as Linux's acpidump does (after consoles_init). */
 void acpi_dump(void);
 
