@@ -407,6 +407,10 @@ int acpidump_machine(struct acpidump *d, void (*emit)(const char *))
 	if (info.cpu_skipped > info.cpu_over)
 		emitf(emit, "warning: %u MADT processor entries repeat an APIC id or use the "
 		      "broadcast id; not CPUs of their own", info.cpu_skipped - info.cpu_over);
+	if (info.madt_short)
+		emitf(emit, "warning: %u MADT entries are shorter than their type's fields (lines "
+		      "above); the kernel skips them, and a CPU one describes is not started",
+		      info.madt_short);
 	if (m.max_apic_id > 0xFE)
 		emitf(emit, "warning: APIC ids up to %u: CPUs above 254 start only in x2APIC mode, "
 		      "which the firmware enables on such machines", m.max_apic_id);
@@ -415,11 +419,11 @@ int acpidump_machine(struct acpidump *d, void (*emit)(const char *))
 		     "(exit resets through the keyboard controller)");
 	if (info.hw_reduced)
 		emit("warning: hardware-reduced ACPI: no PM timer, and the legacy PIT may be "
-		     "absent (the calibration measures it and says)");
+		     "absent (the calibration probes it and says)");
 	else if (info.has_fadt && !info.pm_timer_port)
 		emit("warning: the FADT names no PM timer: the calibration votes without it");
 	if (!info.has_hpet)
-		emit("warning: no HPET table: the calibration votes without the HPET");
+		emit("warning: no usable HPET table: the calibration votes without the HPET");
 	if (info.has_fadt && !info.has_reset_reg)
 		emit("warning: no ACPI reset register: exit resets through the keyboard controller");
 

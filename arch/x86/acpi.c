@@ -190,6 +190,21 @@ static bool add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t uid,
 	return true;
 }
 
+/* The length a known MADT entry type needs for the fields read; 0 for types not read. */
+static uint8_t madt_min_len(uint8_t type)
+{
+	switch (type) {
+	case MADT_LAPIC:	return 8;
+	case MADT_IOAPIC:	return 12;
+	case MADT_OVERRIDE:	return 10;
+	case MADT_LAPIC_NMI:	return 6;
+	case MADT_LAPIC_ADDR:	return 12;
+	case MADT_X2APIC:	return 16;
+	case MADT_X2APIC_NMI:	return 12;
+	default:		return 0;
+	}
+}
+
 static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 		       void (*report)(const char *))
 {
@@ -213,17 +228,24 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				"rest of the MADT ignored", off, len);
 			break;
 		}
+		if (len < madt_min_len(type)) {
+			/* Its length still says where the next entry starts. */
+			reportf(report, "acpi: madt entry type %u at offset %u is %u bytes, "
+				"shorter than its fields' %u; skipped", type, off, len,
+				madt_min_len(type));
+			info->madt_short++;
+			off += len;
+			continue;
+		}
 		switch (type) {
 		case MADT_LAPIC:
-			if (len >= 8)
-				add_cpu(info, rd8(e + 3), rd8(e + 2), rd32(e + 4), false, report);
+			add_cpu(info, rd8(e + 3), rd8(e + 2), rd32(e + 4), false, report);
 			break;
 		case MADT_X2APIC:
-			if (len >= 16)
-				add_cpu(info, rd32(e + 4), rd32(e + 12), rd32(e + 8), true, report);
+			add_cpu(info, rd32(e + 4), rd32(e + 12), rd32(e + 8), true, report);
 			break;
 		case MADT_IOAPIC:
-			if (len >= 12 && info->ioapic_count < ACPI_MAX_IOAPICS) {
+			if (info->ioapic_count < ACPI_MAX_IOAPICS) {
 				struct acpi_ioapic *io = &info->ioapics[info->ioapic_count++];
 				io->id = rd8(e + 2);
 				io->addr = rd32(e + 4);
@@ -231,7 +253,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 			}
 			break;
 		case MADT_OVERRIDE:
-			if (len >= 10 && info->override_count < ACPI_MAX_OVERRIDES) {
+			if (info->override_count < ACPI_MAX_OVERRIDES) {
 				struct acpi_override *o = &info->overrides[info->override_count++];
 				o->bus = rd8(e + 2);
 				o->source = rd8(e + 3);
@@ -240,7 +262,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 			}
 			break;
 		case MADT_LAPIC_NMI:
-			if (len >= 6 && info->nmi_count < ACPI_MAX_NMIS) {
+			if (info->nmi_count < ACPI_MAX_NMIS) {
 				struct acpi_nmi *n = &info->nmis[info->nmi_count++];
 				n->uid = rd8(e + 2) == 0xFF ? 0xFFFFFFFFu : rd8(e + 2);
 				n->flags = rd16(e + 3);
@@ -248,7 +270,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 			}
 			break;
 		case MADT_X2APIC_NMI:
-			if (len >= 12 && info->nmi_count < ACPI_MAX_NMIS) {
+			if (info->nmi_count < ACPI_MAX_NMIS) {
 				struct acpi_nmi *n = &info->nmis[info->nmi_count++];
 				n->flags = rd16(e + 2);
 				n->uid = rd32(e + 4);
@@ -256,8 +278,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 			}
 			break;
 		case MADT_LAPIC_ADDR:
-			if (len >= 12)
-				info->lapic_addr = rd64(e + 4);
+			info->lapic_addr = rd64(e + 4);
 			break;
 		case MADT_NMI_SOURCE:
 			break;	/* not needed */

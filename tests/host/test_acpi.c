@@ -948,6 +948,15 @@ static void test_madt_bad_entry_length(void **state)
 	assert_int_equal(info.cpus[0].apic_id, 3);
 	assert_int_equal(info.ioapic_count + info.override_count + info.nmi_count, 0);
 	assert_int_equal(info.lapic_addr, 0xfee00000);
+	/* Each said, and counted apart from the types not read. */
+	assert_int_equal(info.madt_short, 7);
+	assert_int_equal(info.madt_other, 0);
+	expect_log("acpi: madt entry type 0 at offset 44 is 4 bytes, shorter than its fields' 8; "
+		   "skipped", NULL);
+	expect_log("acpi: madt entry type 9 at offset 48 is 8 bytes, shorter than its fields' 16; "
+		   "skipped", NULL);
+	expect_log("acpi: madt entry type 5 at offset 72 is 4 bytes, shorter than its fields' 12; "
+		   "skipped", NULL);
 
 	/* A MADT too short for its own fixed fields. */
 	nlog = 0;

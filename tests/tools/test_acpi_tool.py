@@ -49,7 +49,7 @@ def test_x2apic_only_hw_reduced_no_hpet(tmp_path):
                  "pm_timer": "none", "hw_reduced": "yes", "serial": "none", "ecam": "0"}
     assert verdict.startswith("verdict: no: no timer to calibrate the TSC against"), verdict
     assert "warning: hardware-reduced ACPI" in r.stdout
-    assert "warning: no HPET table" in r.stdout
+    assert "warning: no usable HPET table" in r.stdout
     # The kernel's own lines come first, at the dump's addresses.
     assert "acpi: table=APIC addr=0x7f000000 " in r.stdout
     assert "acpi: fadt hardware-reduced ACPI: no PM timer, no fixed hardware" in r.stdout
@@ -147,3 +147,37 @@ def test_real_vm_dump_firecracker():
     assert lines[-2] == ("machine: cpus=2 apic=xapic max_apic_id=1 hpet=no pm_timer=none "
                          "hw_reduced=yes serial=none ecam=1"), r.stdout
     assert r.returncode == 1
+
+
+def test_short_known_entries_said_and_warned(tmp_path):
+    # A local APIC entry 4 bytes long and an x2APIC one 8 long: read as they
+    # are they would be CPUs read past their ends; each gets a line, the
+    # tool one warning, and only the whole entries count.
+    ents = [lapic(0, 0), other(0, 4), other(9, 8), lapic(1, 1)]
+    r = run_tool(tmp_path, text([(0x1000, madt(ents)), (0x2000, fadt())]))
+    s, _ = summary(r)
+    assert s["cpus"] == "2", r.stdout
+    assert "acpi: madt entry type 0 at offset 52 is 4 bytes, shorter than its fields' 8; " \
+        "skipped" in r.stdout
+    assert "acpi: madt entry type 9 at offset 56 is 8 bytes" in r.stdout
+    assert "warning: 2 MADT entries are shorter than their type's fields" in r.stdout
+    assert "other=0" in r.stdout
+
+
+def test_qemu_tables_rewritten_by_inject_acpi():
+    # The tables the kernel read under inject.acpi=hw_reduced,x2apic,oem,
+    # lapic_addr,bad_hpet on q35 -smp 4, as its acpi.dump printed them
+    # (tests/qemu/test_acpi_tool.py boots that and compares live): an
+    # x2APIC-only MADT with a reserved and an OEM entry, a hardware-reduced
+    # FADT, an HPET table with a bad checksum.
+    r = subprocess.run([TOOL, os.path.join(FIXTURES, "qemu-q35-inject-hwreduced-x2apic.dump")],
+                       capture_output=True, text=True)
+    s, verdict = summary(r)
+    assert r.returncode == 1, r.stdout
+    assert s == {"cpus": "4", "apic": "x2apic", "max_apic_id": "3", "hpet": "no",
+                 "pm_timer": "none", "hw_reduced": "yes", "serial": "none", "ecam": "1"}, s
+    assert "acpi: madt lapic=0xfee00000 cpus=4 enabled=4 skipped=0 ioapics=1 overrides=5 " \
+        "nmis=1 other=2" in r.stdout
+    assert re.search(r"^acpi: table=HPET addr=0x[0-9a-f]+ len=56 bad checksum; skipped$",
+                     r.stdout, re.M), r.stdout
+    assert verdict.startswith("verdict: no: no timer to calibrate the TSC against"), verdict

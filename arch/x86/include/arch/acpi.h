@@ -103,6 +103,7 @@ struct acpi_info {
 	unsigned cpu_over;			/* entries beyond ACPI_MAX_CPUS */
 	unsigned cpu_over_enabled;		/* of those, enabled ones */
 	unsigned madt_other;			/* entries of types not read (skipped by length) */
+	unsigned madt_short;			/* known-type entries too short for their fields */
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
 	unsigned ioapic_count;
 	struct acpi_override overrides[ACPI_MAX_OVERRIDES];
