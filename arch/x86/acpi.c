@@ -174,11 +174,21 @@ static bool add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t uid,
 			"uid=%u was not; this entry kept", uid, apic_id, info->cpus[i].uid);
 		c = &info->cpus[i];
 	}
+	/*
+	 * Full: an enabled CPU takes the place of a disabled one kept before it
+	 * (firmware lists hot-plug placeholders, and may list them first: QEMU
+	 * with maxcpus=258 lists 258); that one is then the entry over the limit.
+	 */
 	if (!c && info->cpu_count == ACPI_MAX_CPUS) {
+		for (unsigned i = 0; i < info->cpu_count && !c && (flags & MADT_CPU_ENABLED); i++)
+			if (!info->cpus[i].enabled)
+				c = &info->cpus[i];
 		info->cpu_skipped++;
 		info->cpu_over++;
-		info->cpu_over_enabled += (flags & MADT_CPU_ENABLED) != 0;
-		return false;
+		if (!c) {
+			info->cpu_over_enabled += (flags & MADT_CPU_ENABLED) != 0;
+			return false;
+		}
 	}
 	if (!c)
 		c = &info->cpus[info->cpu_count++];

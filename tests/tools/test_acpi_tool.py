@@ -86,6 +86,19 @@ def test_cpu_counts(tmp_path, n):
     assert ("warning: %d enabled CPUs, baretrace starts at most 256" % n in r.stdout) == (n > 256)
 
 
+def test_placeholders_before_enabled_cpus(tmp_path):
+    # 260 disabled hot-plug placeholders listed first, then 6 enabled CPUs:
+    # all 6 are counted (and started by the kernel), none lost to the limit.
+    ents = [x2apic(0x1000 + i, i, flags=0) for i in range(260)]
+    ents += [x2apic(i * 2, 1000 + i) for i in range(6)]
+    r = run_tool(tmp_path, text([(0x100000, madt(ents)), (0x200000, fadt())]))
+    s, verdict = summary(r)
+    assert s["cpus"] == "6" and s["max_apic_id"] == "10", r.stdout
+    assert "madt lists 10 CPUs beyond the 256 kept (0 of them enabled)" in r.stdout
+    assert "baretrace starts at most" not in r.stdout
+    assert verdict.endswith("; 6 CPUs start"), verdict
+
+
 def test_lapic_address_override(tmp_path):
     r = run_tool(tmp_path, text([(0x1000, madt([lapic_addr(0xFEE10000), lapic(0, 0)]))]))
     assert "acpi: madt lapic=0xfee10000 " in r.stdout
