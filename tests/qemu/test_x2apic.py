@@ -7,13 +7,16 @@ one smp: line per CPU, and the in-kernel SMP tests (lapic_mode_every_cpu:
 every CPU in the chosen mode, its ID register equal to the MADT's; calls and
 NMIs by IPI; every CPU's LAPIC timer; cross-CPU ordering).
 """
+import os
 import re
 
 import pytest
 
-from helpers import check_all_up, smp_lines
+from helpers import acpi_tool, check_all_up, smp_lines
 
 CPU = "max,+x2apic"
+ACPI_TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "build", "tools", "baretrace-acpi-asan")
 SMP_KTESTS = ("lapic_mode_every_cpu,smp_call_reaches_every_cpu,nmi_ipi_reaches_every_cpu,"
               "lapic_timer_every_cpu")
 # A firmware that hands over in x2APIC mode, imitated by GRUB on the boot
@@ -85,14 +88,17 @@ def test_firmware_hands_over_in_x2apic_mode(qemu10, uefi, lapic):
 
 @pytest.mark.parametrize("uefi,lapic", [(False, "auto"), (True, "xapic")],
                          ids=["seabios", "ovmf-lapic=xapic"])
-def test_apic_id_above_255(qemu10, uefi, lapic):
+def test_apic_id_above_255(qemu10, tmp_path, uefi, lapic):
     # Two CPUs, APIC IDs 0 and 256 (socket 1 of 2 with 129 cores each).
     # Such an ID exists only in x2APIC mode: the firmware switches every CPU
     # to it, the MADT describes the CPU with an x2APIC entry, and an IPI
     # needs the ICR's 32-bit destination. QEMU wants an IOMMU with extended
     # interrupt mode (EIM) for such IDs.
     # The -smp here completes run-qemu.sh's -smp 1 (QEMU merges them).
-    r = qemu10(f"lapic={lapic} run=ktest ktest={SMP_KTESTS} exit", cpu=CPU, uefi=uefi,
+    # acpi.dump: baretrace-acpi on QEMU's own x2APIC entry must count the
+    # CPUs the kernel started and see the id above 254.
+    r = qemu10(f"lapic={lapic} run=ktest ktest={SMP_KTESTS} acpi.dump exit", cpu=CPU,
+               uefi=uefi,
                timeout=180,
                extra=["-smp", "1,sockets=2,cores=129,maxcpus=258",
                       "-device", "max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0",
@@ -104,6 +110,10 @@ def test_apic_id_above_255(qemu10, uefi, lapic):
     assert {c["apic_id"] for c in smp_lines(r).values()} == {0, 256}
     assert not r.has(r"needs x2APIC mode")
     assert all(r.ktap().values()), r.out
+    rc, out, m = acpi_tool(r, tmp_path, ACPI_TOOL)
+    assert rc == 0 and m["cpus"] == online["online"], out
+    assert m["apic"] == "x2apic" and m["max_apic_id"] == "256", m
+    assert any(l.startswith("warning: APIC ids up to 256") for l in out), out
 
 
 def test_firmware_left_the_apic_disabled(qemu10):
