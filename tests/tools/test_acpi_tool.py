@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from acpidump_gen import (fadt, hpet, lapic, lapic_addr, madt, other, table, text,
+from acpidump_gen import (fadt, hpet, lapic, lapic_addr, madt, other, spcr, table, text,
                           x2apic)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -97,6 +97,30 @@ def test_placeholders_before_enabled_cpus(tmp_path):
     assert "madt lists 10 CPUs beyond the 256 kept (0 of them enabled)" in r.stdout
     assert "baretrace starts at most" not in r.stdout
     assert verdict.endswith("; 6 CPUs start"), verdict
+
+
+@pytest.mark.parametrize("table,serial,line", [
+    (spcr(), "spcr:io:0x3f8/115200",
+     "acpi: spcr type=0x0 addr=io:0x3f8 width=8 baud=115200 clock_hz=0"),
+    (spcr(iface=0x12, space=0, addr=0xFE032000, width=32, baud_code=0, rev=4,
+          clock=48000000, precise=1500000), "spcr:mem:0xfe032000/1500000",
+     "acpi: spcr type=0x12 addr=mem:0xfe032000 width=32 baud=1500000 clock_hz=48000000"),
+    (spcr(baud_code=3, rev=3, clock=1843200), "spcr:io:0x3f8/9600",
+     "acpi: spcr type=0x0 addr=io:0x3f8 width=8 baud=9600 clock_hz=1843200"),
+    (spcr(iface=3), "none", "acpi: spcr interface type 0x3 is not a 16550; ignored"),
+    (spcr(space=2), "none", "acpi: spcr address space 2 addr=0x3f8 is not usable; ignored"),
+    (spcr(addr=0), "none", "acpi: spcr address space 1 addr=0x0 is not usable; ignored"),
+    (spcr(length=58), "none", "acpi: spcr table too short; ignored"),
+], ids=["io-16550", "mmio-rev4-precise", "rev3-9600", "pl011", "pci-space", "addr0", "short"])
+def test_spcr_serial_console(tmp_path, table, serial, line):
+    # 9 of 650 machines declare a serial console; the kernel's SPCR parser,
+    # run here on each form: 16550 by I/O or MMIO, the rev 3 clock and rev 4
+    # precise rate, and the ones it refuses, each with its line.
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic(0, 0)])), (0x2000, fadt()),
+                                 (0x3000, table)]))
+    s, _ = summary(r)
+    assert s["serial"] == serial, r.stdout
+    assert line in r.stdout.splitlines(), r.stdout
 
 
 def test_lapic_address_override(tmp_path):
