@@ -49,6 +49,7 @@
 #define HPET_TBL_ADDRESS	40	/* GAS */
 #define HPET_TBL_NUMBER		52
 #define HPET_TBL_MIN_TICK	53
+#define HPET_MMIO_ALIGN		0x3FFu	/* its 1 KiB register block is aligned */
 
 /* SPCR field offsets (Microsoft "Serial Port Console Redirection Table", rev 2-4). */
 #define SPCR_INTERFACE		36
@@ -327,6 +328,12 @@ static void parse_hpet(const struct acpi_sdt_header *h, struct acpi_info *info,
 	}
 	if (rd8(p + HPET_TBL_ADDRESS) != ACPI_GAS_MEMORY) {
 		reportf(report, "acpi: hpet is not memory-mapped; ignored");
+		return;
+	}
+	if (!rd64(p + HPET_TBL_ADDRESS + 4) || (rd64(p + HPET_TBL_ADDRESS + 4) & HPET_MMIO_ALIGN)) {
+		/* Firmware whose setup turned the HPET off may leave its table, at 0. */
+		reportf(report, "acpi: hpet base=0x%llx is missing or misaligned; ignored",
+			(unsigned long long)rd64(p + HPET_TBL_ADDRESS + 4));
 		return;
 	}
 	info->has_hpet = true;

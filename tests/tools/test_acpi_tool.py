@@ -123,6 +123,19 @@ def test_spcr_serial_console(tmp_path, table, serial, line):
     assert line in r.stdout.splitlines(), r.stdout
 
 
+@pytest.mark.parametrize("base,hpet_yes", [(0xFED00000, True), (0, False), (0xFED00200, False)])
+def test_hpet_address(tmp_path, base, hpet_yes):
+    # A table at 0 (firmware whose setup turned the HPET off) or misaligned:
+    # what hpet_init() would refuse, the parser refuses with a line.
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic(0, 0)])), (0x2000, fadt()),
+                                 (0x3000, hpet(base))]))
+    s, verdict = summary(r)
+    assert s["hpet"] == ("yes" if hpet_yes else "no"), r.stdout
+    said = "acpi: hpet base=0x%x is missing or misaligned; ignored" % base
+    assert (said in r.stdout.splitlines()) == (not hpet_yes), r.stdout
+    assert ("HPET" in verdict) == hpet_yes, verdict
+
+
 def test_lapic_address_override(tmp_path):
     r = run_tool(tmp_path, text([(0x1000, madt([lapic_addr(0xFEE10000), lapic(0, 0)]))]))
     assert "acpi: madt lapic=0xfee10000 " in r.stdout
