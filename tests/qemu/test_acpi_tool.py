@@ -37,6 +37,7 @@ def test_tool_on_qemu_tables(qemu, tmp_path, machine, uefi, smp, no_hpet, pm_tim
     assert m["apic"] == "xapic" and m["max_apic_id"] == str(smp - 1)
     assert out[-1].startswith("verdict: boots: the calibration can vote with PIT, "
                               + ("PM timer" if no_hpet else "HPET, PM timer")), out[-1]
+    assert ("; without the HPET (no usable HPET table)" in out[-1]) == no_hpet, out[-1]
 
 
 def test_hw_reduced_x2apic_only_no_pit_bad_hpet(qemu, tmp_path):
