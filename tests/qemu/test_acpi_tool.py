@@ -71,3 +71,21 @@ def test_hw_reduced_x2apic_only_no_pit_bad_hpet(qemu, tmp_path):
                  "pm_timer": "none", "hw_reduced": "yes", "serial": "none", "ecam": "1"}, m
     assert out[-1].startswith("verdict: no: no timer to calibrate the TSC against"), out[-1]
     assert any(l.startswith("warning: table HPET at ") for l in out), out
+
+
+def test_hw_reduced_no_pit_hpet_alone(qemu, tmp_path):
+    # The usual hardware-reduced machine: an HPET, no PM timer, no PIT. The
+    # HPET alone calibrates the TSC (a rate the host's TSC gives, to within
+    # the HPET's tolerance) and the tool's verdict names it alone.
+    r = qemu("inject.acpi=hw_reduced acpi.dump exit", smp=2, machine="q35", timeout=120,
+             extra=["-machine", "pit=off"])
+    assert r.rc == 0, r.out
+    assert r.has(r"^tsc: ref=pit absent: "), r.out
+    assert r.has(r"^tsc: ref=pmtimer absent: hardware-reduced ACPI "), r.out
+    s = r.fields(r"^tsc: freq_hz=")
+    assert s["ref"] == "hpet" and int(s["freq_hz"]) > 0, s
+    rc, out, m = acpi_tool(r, tmp_path, TOOL)
+    assert rc == 0 and m["cpus"] == r.fields(r"^smp: online=")["online"] == "2", out
+    assert m["hw_reduced"] == "yes" and m["hpet"] == "yes" and m["pm_timer"] == "none", m
+    assert out[-1].startswith("verdict: boots: the calibration can vote with HPET; 2 CPUs "
+                              "start; without the PIT if this machine has none"), out[-1]
