@@ -22,28 +22,17 @@
 #define RSDP_V2_LEN		36
 #define TABLE_MAX_LEN		(16u << 20)
 
-/* MADT entry types. */
-#define MADT_LAPIC		0
-#define MADT_IOAPIC		1
-#define MADT_OVERRIDE		2
-#define MADT_NMI_SOURCE		3
-#define MADT_LAPIC_NMI		4
-#define MADT_LAPIC_ADDR		5
-#define MADT_X2APIC		9
-#define MADT_X2APIC_NMI		10
 #define MADT_CPU_ENABLED	(1u << 0)
 #define MADT_CPU_ONLINE_CAPABLE	(1u << 1)
 
 /* FADT field offsets (ACPI 6.4 table 5.9). */
 #define FADT_PM_TMR_BLK		76
 #define FADT_PM_TMR_LEN		91
-#define FADT_FLAGS		112
 #define FADT_RESET_REG		116
 #define FADT_RESET_VALUE	128
 #define FADT_X_PM_TMR_BLK	208
 #define FADT_FLAG_TMR_VAL_EXT	(1u << 8)
 #define FADT_FLAG_RESET_REG_SUP	(1u << 10)
-#define FADT_FLAG_HW_REDUCED	(1u << 20)	/* no fixed hardware: PM timer fields ignored */
 
 /* HPET table field offsets (IA-PC HPET specification 1.0a, table 3). */
 #define HPET_TBL_ADDRESS	40	/* GAS */
@@ -205,14 +194,14 @@ static bool add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t uid,
 static uint8_t madt_min_len(uint8_t type)
 {
 	switch (type) {
-	case MADT_LAPIC:	return 8;
-	case MADT_IOAPIC:	return 12;
-	case MADT_OVERRIDE:	return 10;
-	case MADT_LAPIC_NMI:	return 6;
-	case MADT_LAPIC_ADDR:	return 12;
-	case MADT_X2APIC:	return 16;
-	case MADT_X2APIC_NMI:	return 12;
-	default:		return 0;
+	case ACPI_MADT_LAPIC:		return 8;
+	case ACPI_MADT_IOAPIC:		return 12;
+	case ACPI_MADT_OVERRIDE:	return 10;
+	case ACPI_MADT_LAPIC_NMI:	return 6;
+	case ACPI_MADT_LAPIC_ADDR:	return 12;
+	case ACPI_MADT_X2APIC:		return 16;
+	case ACPI_MADT_X2APIC_NMI:	return 12;
+	default:			return 0;
 	}
 }
 
@@ -249,13 +238,13 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 			continue;
 		}
 		switch (type) {
-		case MADT_LAPIC:
+		case ACPI_MADT_LAPIC:
 			add_cpu(info, rd8(e + 3), rd8(e + 2), rd32(e + 4), false, report);
 			break;
-		case MADT_X2APIC:
+		case ACPI_MADT_X2APIC:
 			add_cpu(info, rd32(e + 4), rd32(e + 12), rd32(e + 8), true, report);
 			break;
-		case MADT_IOAPIC:
+		case ACPI_MADT_IOAPIC:
 			if (info->ioapic_count < ACPI_MAX_IOAPICS) {
 				struct acpi_ioapic *io = &info->ioapics[info->ioapic_count++];
 				io->id = rd8(e + 2);
@@ -263,7 +252,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				io->gsi_base = rd32(e + 8);
 			}
 			break;
-		case MADT_OVERRIDE:
+		case ACPI_MADT_OVERRIDE:
 			if (info->override_count < ACPI_MAX_OVERRIDES) {
 				struct acpi_override *o = &info->overrides[info->override_count++];
 				o->bus = rd8(e + 2);
@@ -272,7 +261,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				o->flags = rd16(e + 8);
 			}
 			break;
-		case MADT_LAPIC_NMI:
+		case ACPI_MADT_LAPIC_NMI:
 			if (info->nmi_count < ACPI_MAX_NMIS) {
 				struct acpi_nmi *n = &info->nmis[info->nmi_count++];
 				n->uid = rd8(e + 2) == 0xFF ? 0xFFFFFFFFu : rd8(e + 2);
@@ -280,7 +269,7 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				n->lint = rd8(e + 5);
 			}
 			break;
-		case MADT_X2APIC_NMI:
+		case ACPI_MADT_X2APIC_NMI:
 			if (info->nmi_count < ACPI_MAX_NMIS) {
 				struct acpi_nmi *n = &info->nmis[info->nmi_count++];
 				n->flags = rd16(e + 2);
@@ -288,10 +277,10 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				n->lint = rd8(e + 8);
 			}
 			break;
-		case MADT_LAPIC_ADDR:
+		case ACPI_MADT_LAPIC_ADDR:
 			info->lapic_addr = rd64(e + 4);
 			break;
-		case MADT_NMI_SOURCE:
+		case ACPI_MADT_NMI_SOURCE:
 			break;	/* not needed */
 		default:
 			/*
@@ -356,8 +345,8 @@ static void parse_fadt(const struct acpi_sdt_header *h, struct acpi_info *info,
 		return;
 	}
 	info->has_fadt = true;
-	if (h->length >= FADT_FLAGS + 4)
-		flags = rd32(p + FADT_FLAGS);
+	if (h->length >= ACPI_FADT_FLAGS + 4)
+		flags = rd32(p + ACPI_FADT_FLAGS);
 	if (rd8(p + FADT_PM_TMR_LEN) == 4)
 		info->pm_timer_port = rd32(p + FADT_PM_TMR_BLK);
 	if (h->length >= FADT_X_PM_TMR_BLK + 12 &&
@@ -365,7 +354,7 @@ static void parse_fadt(const struct acpi_sdt_header *h, struct acpi_info *info,
 	    rd64(p + FADT_X_PM_TMR_BLK + 4) && rd64(p + FADT_X_PM_TMR_BLK + 4) < 0x10000)
 		info->pm_timer_port = (uint32_t)rd64(p + FADT_X_PM_TMR_BLK + 4);
 	info->pm_timer_32bit = flags & FADT_FLAG_TMR_VAL_EXT;
-	if (flags & FADT_FLAG_HW_REDUCED) {
+	if (flags & ACPI_FADT_FLAG_HW_REDUCED) {
 		/* ACPI 6.4 5.2.9: OSPM ignores the fixed-hardware fields, timer included. */
 		info->hw_reduced = true;
 		info->pm_timer_port = 0;

@@ -34,16 +34,9 @@
 
 #define HDR_LEN			36
 #define MADT_ENTRIES		(HDR_LEN + 8)	/* local APIC address, flags */
-#define MADT_LAPIC		0
-#define MADT_LAPIC_NMI		4
-#define MADT_LAPIC_ADDR		5
-#define MADT_X2APIC		9
-#define MADT_X2APIC_NMI		10
 #define MADT_X2APIC_LEN		16
 #define MADT_X2APIC_NMI_LEN	12
 #define MADT_LAPIC_ADDR_LEN	12
-#define FADT_FLAGS		112
-#define FADT_FLAG_HW_REDUCED	(1u << 20)
 #define POOL_LEN		16384u
 #define MAX_COPIES		8	/* XSDT, RSDT, MADT, FADT, HPET */
 
@@ -113,7 +106,7 @@ static uint32_t rewrite_madt(const uint8_t *t, uint32_t len, uint8_t *out, uint3
 	if (want("lapic_addr")) {
 		ROOM(MADT_LAPIC_ADDR_LEN);
 		memset(out + o, 0, MADT_LAPIC_ADDR_LEN);
-		out[o] = MADT_LAPIC_ADDR;
+		out[o] = ACPI_MADT_LAPIC_ADDR;
 		out[o + 1] = MADT_LAPIC_ADDR_LEN;
 		put64(out + o + 4, get32(t + HDR_LEN));
 		o += MADT_LAPIC_ADDR_LEN;
@@ -124,20 +117,20 @@ static uint32_t rewrite_madt(const uint8_t *t, uint32_t len, uint8_t *out, uint3
 
 		if (elen < 2 || off + elen > len)
 			break;		/* the parser says so on the firmware's own */
-		if (want("x2apic") && type == MADT_LAPIC && elen >= 8) {
+		if (want("x2apic") && type == ACPI_MADT_LAPIC && elen >= 8) {
 			ROOM(MADT_X2APIC_LEN);
 			memset(out + o, 0, MADT_X2APIC_LEN);
-			out[o] = MADT_X2APIC;
+			out[o] = ACPI_MADT_X2APIC;
 			out[o + 1] = MADT_X2APIC_LEN;
 			put32(out + o + 4, e[3]);		/* x2APIC id */
 			put32(out + o + 8, get32(e + 4));	/* flags */
 			put32(out + o + 12, e[2]);		/* ACPI processor UID */
 			o += MADT_X2APIC_LEN;
 			lapics++;
-		} else if (want("x2apic") && type == MADT_LAPIC_NMI && elen >= 6) {
+		} else if (want("x2apic") && type == ACPI_MADT_LAPIC_NMI && elen >= 6) {
 			ROOM(MADT_X2APIC_NMI_LEN);
 			memset(out + o, 0, MADT_X2APIC_NMI_LEN);
-			out[o] = MADT_X2APIC_NMI;
+			out[o] = ACPI_MADT_X2APIC_NMI;
 			out[o + 1] = MADT_X2APIC_NMI_LEN;
 			memcpy(out + o + 2, e + 3, 2);		/* flags */
 			put32(out + o + 4, e[2] == 0xFF ? 0xFFFFFFFFu : e[2]);
@@ -190,7 +183,7 @@ static const struct copy *table_copy(uint64_t phys)
 	len = h->length;
 	if ((!madt && !fadt && !hpet) || len < (madt ? MADT_ENTRIES : HDR_LEN) ||
 	    !(t = firmware_map(phys, len)) || !acpi_checksum_ok(t, len) ||
-	    (fadt && len < FADT_FLAGS + 4))
+	    (fadt && len < ACPI_FADT_FLAGS + 4))
 		return NULL;	/* not to rewrite, or the parser refuses it and says why */
 	c = &copies[ncopies];
 	c->data = pool + pool_used;
@@ -206,7 +199,8 @@ static const struct copy *table_copy(uint64_t phys)
 		return NULL;
 	}
 	if (fadt) {
-		put32(c->data + FADT_FLAGS, get32(c->data + FADT_FLAGS) | FADT_FLAG_HW_REDUCED);
+		put32(c->data + ACPI_FADT_FLAGS,
+		      get32(c->data + ACPI_FADT_FLAGS) | ACPI_FADT_FLAG_HW_REDUCED);
 		printk("acpi: inject.acpi=hw_reduced: the FADT at 0x%llx read with HW_REDUCED_ACPI "
 		       "set\n", (unsigned long long)phys);
 	}
