@@ -37,7 +37,8 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr.asm \
 	arch/x86/ftrace_entry.asm
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
-	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/paging.c \
+	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/acpi_inject.c \
+	arch/x86/paging.c \
 	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
 	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_sync.c arch/x86/smp_call.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \

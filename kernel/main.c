@@ -66,6 +66,7 @@ void kernel_main(uint32_t mbi_phys)
 	cmdline_parse(boot_info.cmdline, report_cmdline); /* options before subsystems */
 
 	memory_init(&boot_info);			/* page allocator, map all RAM */
+	acpi_inject_init();				/* inject.acpi=: tables rewritten */
 	acpi_init(boot_info.rsdp_len ? boot_info.rsdp : NULL,
 		  boot_info.rsdp_len, !boot_info.efi);	/* MADT, HPET, FADT */
 	consoles_init();				/* SPCR, PCI, COM, fb; console= */

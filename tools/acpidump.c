@@ -366,7 +366,7 @@ int acpidump_machine(struct acpidump *d, void (*emit)(const char *))
 	uint8_t rsdp[36], *xsdt = NULL;
 	struct acpidump_table *synth = NULL;
 	struct machine m;
-	char refs[64] = "", serial[64] = "none", pm[32] = "none";
+	char refs[64] = "", serial[64] = "none", pm[32] = "none", lack[200] = "";
 	bool parsed, pit;
 	uint64_t top;
 
@@ -407,6 +407,10 @@ int acpidump_machine(struct acpidump *d, void (*emit)(const char *))
 	if (info.cpu_skipped > info.cpu_over)
 		emitf(emit, "warning: %u MADT processor entries repeat an APIC id or use the "
 		      "broadcast id; not CPUs of their own", info.cpu_skipped - info.cpu_over);
+	if (info.madt_short)
+		emitf(emit, "warning: %u MADT entries are shorter than their type's fields (lines "
+		      "above); the kernel skips them, and a CPU one describes is not started",
+		      info.madt_short);
 	if (m.max_apic_id > 0xFE)
 		emitf(emit, "warning: APIC ids up to %u: CPUs above 254 start only in x2APIC mode, "
 		      "which the firmware enables on such machines", m.max_apic_id);
@@ -415,11 +419,11 @@ int acpidump_machine(struct acpidump *d, void (*emit)(const char *))
 		     "(exit resets through the keyboard controller)");
 	if (info.hw_reduced)
 		emit("warning: hardware-reduced ACPI: no PM timer, and the legacy PIT may be "
-		     "absent (the calibration measures it and says)");
+		     "absent (the calibration probes it and says)");
 	else if (info.has_fadt && !info.pm_timer_port)
 		emit("warning: the FADT names no PM timer: the calibration votes without it");
 	if (!info.has_hpet)
-		emit("warning: no HPET table: the calibration votes without the HPET");
+		emit("warning: no usable HPET table: the calibration votes without the HPET");
 	if (info.has_fadt && !info.has_reset_reg)
 		emit("warning: no ACPI reset register: exit resets through the keyboard controller");
 
@@ -456,9 +460,18 @@ int acpidump_machine(struct acpidump *d, void (*emit)(const char *))
 		     "leaf 0x15, if the CPU has it, could give its rate; else trace stamps stay raw");
 		return 1;
 	}
-	emitf(emit, "verdict: boots: the calibration can vote with %s; %u CPU%s start%s%s",
+	/* What will not work, and why: each reference missing, the reset. */
+	snprintf(lack, sizeof(lack), "%s%s%s%s", info.hw_reduced ?
+		 ", the PIT if this machine has none (hardware-reduced ACPI)" : "",
+		 !info.has_hpet ? ", the HPET (no usable HPET table)" : "",
+		 info.hw_reduced ? ", the PM timer (hardware-reduced ACPI)" :
+		 !info.pm_timer_port ? ", the PM timer (none in the FADT)" : "",
+		 !info.has_reset_reg ? ", the ACPI reset (exit resets through the keyboard "
+		 "controller)" : "");
+	emitf(emit, "verdict: boots: the calibration can vote with %s; %u CPU%s start%s%s%s%s",
 	      refs, m.cpus, m.cpus == 1 ? "" : "s", m.cpus == 1 ? "s" : "",
 	      m.enabled > ACPI_MAX_CPUS ? " (not all: over the limit)" :
-	      !info.has_madt ? " (no MADT)" : "");
+	      !info.has_madt ? " (no MADT)" : "", lack[0] ? "; without" : "",
+	      lack + (lack[0] ? 1 : 0));
 	return 0;
 }

@@ -22,33 +22,23 @@
 #define RSDP_V2_LEN		36
 #define TABLE_MAX_LEN		(16u << 20)
 
-/* MADT entry types. */
-#define MADT_LAPIC		0
-#define MADT_IOAPIC		1
-#define MADT_OVERRIDE		2
-#define MADT_NMI_SOURCE		3
-#define MADT_LAPIC_NMI		4
-#define MADT_LAPIC_ADDR		5
-#define MADT_X2APIC		9
-#define MADT_X2APIC_NMI		10
 #define MADT_CPU_ENABLED	(1u << 0)
 #define MADT_CPU_ONLINE_CAPABLE	(1u << 1)
 
 /* FADT field offsets (ACPI 6.4 table 5.9). */
 #define FADT_PM_TMR_BLK		76
 #define FADT_PM_TMR_LEN		91
-#define FADT_FLAGS		112
 #define FADT_RESET_REG		116
 #define FADT_RESET_VALUE	128
 #define FADT_X_PM_TMR_BLK	208
 #define FADT_FLAG_TMR_VAL_EXT	(1u << 8)
 #define FADT_FLAG_RESET_REG_SUP	(1u << 10)
-#define FADT_FLAG_HW_REDUCED	(1u << 20)	/* no fixed hardware: PM timer fields ignored */
 
 /* HPET table field offsets (IA-PC HPET specification 1.0a, table 3). */
 #define HPET_TBL_ADDRESS	40	/* GAS */
 #define HPET_TBL_NUMBER		52
 #define HPET_TBL_MIN_TICK	53
+#define HPET_MMIO_ALIGN		0x3FFu	/* its 1 KiB register block is aligned */
 
 /* SPCR field offsets (Microsoft "Serial Port Console Redirection Table", rev 2-4). */
 #define SPCR_INTERFACE		36
@@ -174,11 +164,21 @@ static bool add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t uid,
 			"uid=%u was not; this entry kept", uid, apic_id, info->cpus[i].uid);
 		c = &info->cpus[i];
 	}
+	/*
+	 * Full: an enabled CPU takes the place of a disabled one kept before it
+	 * (firmware lists hot-plug placeholders, and may list them first: QEMU
+	 * with maxcpus=258 lists 258); that one is then the entry over the limit.
+	 */
 	if (!c && info->cpu_count == ACPI_MAX_CPUS) {
+		for (unsigned i = 0; i < info->cpu_count && !c && (flags & MADT_CPU_ENABLED); i++)
+			if (!info->cpus[i].enabled)
+				c = &info->cpus[i];
 		info->cpu_skipped++;
 		info->cpu_over++;
-		info->cpu_over_enabled += (flags & MADT_CPU_ENABLED) != 0;
-		return false;
+		if (!c) {
+			info->cpu_over_enabled += (flags & MADT_CPU_ENABLED) != 0;
+			return false;
+		}
 	}
 	if (!c)
 		c = &info->cpus[info->cpu_count++];
@@ -188,6 +188,21 @@ static bool add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t uid,
 	c->online_capable = flags & MADT_CPU_ONLINE_CAPABLE;
 	c->x2apic = x2;
 	return true;
+}
+
+/* The length a known MADT entry type needs for the fields read; 0 for types not read. */
+static uint8_t madt_min_len(uint8_t type)
+{
+	switch (type) {
+	case ACPI_MADT_LAPIC:		return 8;
+	case ACPI_MADT_IOAPIC:		return 12;
+	case ACPI_MADT_OVERRIDE:	return 10;
+	case ACPI_MADT_LAPIC_NMI:	return 6;
+	case ACPI_MADT_LAPIC_ADDR:	return 12;
+	case ACPI_MADT_X2APIC:		return 16;
+	case ACPI_MADT_X2APIC_NMI:	return 12;
+	default:			return 0;
+	}
 }
 
 static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
@@ -213,25 +228,32 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				"rest of the MADT ignored", off, len);
 			break;
 		}
+		if (len < madt_min_len(type)) {
+			/* Its length still says where the next entry starts. */
+			reportf(report, "acpi: madt entry type %u at offset %u is %u bytes, "
+				"shorter than its fields' %u; skipped", type, off, len,
+				madt_min_len(type));
+			info->madt_short++;
+			off += len;
+			continue;
+		}
 		switch (type) {
-		case MADT_LAPIC:
-			if (len >= 8)
-				add_cpu(info, rd8(e + 3), rd8(e + 2), rd32(e + 4), false, report);
+		case ACPI_MADT_LAPIC:
+			add_cpu(info, rd8(e + 3), rd8(e + 2), rd32(e + 4), false, report);
 			break;
-		case MADT_X2APIC:
-			if (len >= 16)
-				add_cpu(info, rd32(e + 4), rd32(e + 12), rd32(e + 8), true, report);
+		case ACPI_MADT_X2APIC:
+			add_cpu(info, rd32(e + 4), rd32(e + 12), rd32(e + 8), true, report);
 			break;
-		case MADT_IOAPIC:
-			if (len >= 12 && info->ioapic_count < ACPI_MAX_IOAPICS) {
+		case ACPI_MADT_IOAPIC:
+			if (info->ioapic_count < ACPI_MAX_IOAPICS) {
 				struct acpi_ioapic *io = &info->ioapics[info->ioapic_count++];
 				io->id = rd8(e + 2);
 				io->addr = rd32(e + 4);
 				io->gsi_base = rd32(e + 8);
 			}
 			break;
-		case MADT_OVERRIDE:
-			if (len >= 10 && info->override_count < ACPI_MAX_OVERRIDES) {
+		case ACPI_MADT_OVERRIDE:
+			if (info->override_count < ACPI_MAX_OVERRIDES) {
 				struct acpi_override *o = &info->overrides[info->override_count++];
 				o->bus = rd8(e + 2);
 				o->source = rd8(e + 3);
@@ -239,27 +261,26 @@ static void parse_madt(const struct acpi_sdt_header *h, struct acpi_info *info,
 				o->flags = rd16(e + 8);
 			}
 			break;
-		case MADT_LAPIC_NMI:
-			if (len >= 6 && info->nmi_count < ACPI_MAX_NMIS) {
+		case ACPI_MADT_LAPIC_NMI:
+			if (info->nmi_count < ACPI_MAX_NMIS) {
 				struct acpi_nmi *n = &info->nmis[info->nmi_count++];
 				n->uid = rd8(e + 2) == 0xFF ? 0xFFFFFFFFu : rd8(e + 2);
 				n->flags = rd16(e + 3);
 				n->lint = rd8(e + 5);
 			}
 			break;
-		case MADT_X2APIC_NMI:
-			if (len >= 12 && info->nmi_count < ACPI_MAX_NMIS) {
+		case ACPI_MADT_X2APIC_NMI:
+			if (info->nmi_count < ACPI_MAX_NMIS) {
 				struct acpi_nmi *n = &info->nmis[info->nmi_count++];
 				n->flags = rd16(e + 2);
 				n->uid = rd32(e + 4);
 				n->lint = rd8(e + 8);
 			}
 			break;
-		case MADT_LAPIC_ADDR:
-			if (len >= 12)
-				info->lapic_addr = rd64(e + 4);
+		case ACPI_MADT_LAPIC_ADDR:
+			info->lapic_addr = rd64(e + 4);
 			break;
-		case MADT_NMI_SOURCE:
+		case ACPI_MADT_NMI_SOURCE:
 			break;	/* not needed */
 		default:
 			/*
@@ -298,6 +319,12 @@ static void parse_hpet(const struct acpi_sdt_header *h, struct acpi_info *info,
 		reportf(report, "acpi: hpet is not memory-mapped; ignored");
 		return;
 	}
+	if (!rd64(p + HPET_TBL_ADDRESS + 4) || (rd64(p + HPET_TBL_ADDRESS + 4) & HPET_MMIO_ALIGN)) {
+		/* Firmware whose setup turned the HPET off may leave its table, at 0. */
+		reportf(report, "acpi: hpet base=0x%llx is missing or misaligned; ignored",
+			(unsigned long long)rd64(p + HPET_TBL_ADDRESS + 4));
+		return;
+	}
 	info->has_hpet = true;
 	info->hpet_addr = rd64(p + HPET_TBL_ADDRESS + 4);
 	info->hpet_number = rd8(p + HPET_TBL_NUMBER);
@@ -318,8 +345,8 @@ static void parse_fadt(const struct acpi_sdt_header *h, struct acpi_info *info,
 		return;
 	}
 	info->has_fadt = true;
-	if (h->length >= FADT_FLAGS + 4)
-		flags = rd32(p + FADT_FLAGS);
+	if (h->length >= ACPI_FADT_FLAGS + 4)
+		flags = rd32(p + ACPI_FADT_FLAGS);
 	if (rd8(p + FADT_PM_TMR_LEN) == 4)
 		info->pm_timer_port = rd32(p + FADT_PM_TMR_BLK);
 	if (h->length >= FADT_X_PM_TMR_BLK + 12 &&
@@ -327,7 +354,7 @@ static void parse_fadt(const struct acpi_sdt_header *h, struct acpi_info *info,
 	    rd64(p + FADT_X_PM_TMR_BLK + 4) && rd64(p + FADT_X_PM_TMR_BLK + 4) < 0x10000)
 		info->pm_timer_port = (uint32_t)rd64(p + FADT_X_PM_TMR_BLK + 4);
 	info->pm_timer_32bit = flags & FADT_FLAG_TMR_VAL_EXT;
-	if (flags & FADT_FLAG_HW_REDUCED) {
+	if (flags & ACPI_FADT_FLAG_HW_REDUCED) {
 		/* ACPI 6.4 5.2.9: OSPM ignores the fixed-hardware fields, timer included. */
 		info->hw_reduced = true;
 		info->pm_timer_port = 0;

@@ -139,7 +139,10 @@ static void detect_references(void)
 {
 	const char *why;
 
-	refs[REF_PIT].present = true;	/* probed by measuring: it fails clearly */
+	/* Hardware-reduced machines may have none: a bounded probe, not nine
+	 * windows' worth of polling. */
+	refs[REF_PIT].absent = pit_probe();
+	refs[REF_PIT].present = !refs[REF_PIT].absent;
 	if (!acpi.has_hpet) {
 		refs[REF_HPET].absent = "no valid ACPI HPET table";
 	} else if ((why = hpet_init(acpi.hpet_addr))) {
@@ -149,7 +152,9 @@ static void detect_references(void)
 		printk("tsc: hpet period_fs=%llu counter_bits=%u\n",
 		       (unsigned long long)hpet_period_fs(), hpet_is_64bit() ? 64 : 32);
 	}
-	if (!acpi.pm_timer_port) {
+	if (acpi.hw_reduced) {
+		refs[REF_PMTIMER].absent = "hardware-reduced ACPI (the FADT's PM timer is ignored)";
+	} else if (!acpi.pm_timer_port) {
 		refs[REF_PMTIMER].absent = "the FADT names no PM timer";
 	} else {
 		pmtimer_init(acpi.pm_timer_port, acpi.pm_timer_32bit ? 32 : 24);

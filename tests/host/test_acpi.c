@@ -948,6 +948,15 @@ static void test_madt_bad_entry_length(void **state)
 	assert_int_equal(info.cpus[0].apic_id, 3);
 	assert_int_equal(info.ioapic_count + info.override_count + info.nmi_count, 0);
 	assert_int_equal(info.lapic_addr, 0xfee00000);
+	/* Each said, and counted apart from the types not read. */
+	assert_int_equal(info.madt_short, 7);
+	assert_int_equal(info.madt_other, 0);
+	expect_log("acpi: madt entry type 0 at offset 44 is 4 bytes, shorter than its fields' 8; "
+		   "skipped", NULL);
+	expect_log("acpi: madt entry type 9 at offset 48 is 8 bytes, shorter than its fields' 16; "
+		   "skipped", NULL);
+	expect_log("acpi: madt entry type 5 at offset 72 is 4 bytes, shorter than its fields' 12; "
+		   "skipped", NULL);
 
 	/* A MADT too short for its own fixed fields. */
 	nlog = 0;
@@ -1104,15 +1113,52 @@ static void test_madt_repeat_enabled_wins(void **state)
 /* More CPUs than the kernel keeps: one line says how many are left out. */
 static void test_madt_more_cpus_than_max(void **state)
 {
+	unsigned enabled = 0;
+
 	(void)state;
 	madt_begin(0xfee00000, 0);
 	for (uint32_t i = 0; i < ACPI_MAX_CPUS + 30; i++)
 		m_x2apic(i, i % 10 == 0 ? 0 : 1, i);	/* every tenth disabled */
 	parse_madt_built();
 	assert_int_equal(info.cpu_count, ACPI_MAX_CPUS);
+	for (unsigned i = 0; i < info.cpu_count; i++)
+		enabled += info.cpus[i].enabled;
+	/*
+	 * 256..285 hold 27 enabled CPUs (260, 270, 280 disabled): 26 take the
+	 * places of the disabled 0, 10, .., 250, the 27th is over the limit.
+	 */
+	assert_int_equal(enabled, ACPI_MAX_CPUS);
 	assert_int_equal(info.cpu_over, 30);
-	assert_int_equal(info.cpu_over_enabled, 27);	/* 256..285: 260, 270, 280 disabled */
-	expect_log("acpi: madt lists 30 CPUs beyond the 256 kept (27 of them enabled); "
+	assert_int_equal(info.cpu_over_enabled, 1);
+	expect_log("acpi: madt lists 30 CPUs beyond the 256 kept (1 of them enabled); "
+		   "those are not started", NULL);
+}
+
+/*
+ * Hot-plug placeholders (disabled entries) listed before enabled CPUs, more
+ * than the kernel keeps: the enabled CPUs take the placeholders' places, so
+ * none of them is lost to the limit, and the line counts what is left out.
+ */
+static void test_madt_enabled_after_placeholders(void **state)
+{
+	unsigned enabled = 0;
+
+	(void)state;
+	madt_begin(0xfee00000, 0);
+	for (uint32_t i = 0; i < ACPI_MAX_CPUS + 10; i++)
+		m_x2apic(1000 + i, 0, 1000 + i);	/* disabled */
+	for (uint32_t i = 0; i < 5; i++)
+		m_x2apic(i, 1, i);
+	parse_madt_built();
+	assert_int_equal(info.cpu_count, ACPI_MAX_CPUS);
+	for (unsigned i = 0; i < info.cpu_count; i++)
+		enabled += info.cpus[i].enabled;
+	assert_int_equal(enabled, 5);
+	assert_int_equal(info.cpus[0].apic_id, 0);
+	assert_int_equal(info.cpus[4].apic_id, 4);
+	assert_int_equal(info.cpu_over, 15);
+	assert_int_equal(info.cpu_over_enabled, 0);
+	expect_log("acpi: madt lists 15 CPUs beyond the 256 kept (0 of them enabled); "
 		   "those are not started", NULL);
 }
 
@@ -1353,6 +1399,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_madt_repeat_enabled_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_madt_more_cpus_than_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_madt_lapic_override, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_madt_enabled_after_placeholders, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_fadt_hw_reduced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fadt_revisions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acpi_init, setup, teardown),

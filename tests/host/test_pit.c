@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include <arch/timers.h>
@@ -43,11 +44,14 @@ static struct {
 	uint64_t steal_ns;	/* for this long */
 	bool honour_gate;	/* 8254: mode 0 counts only once the gate is high */
 	bool counting;		/* with honour_gate: the gate has risen since the load */
+	bool absent;		/* no 8254: its ports read as a floating bus (0xFF) */
+	bool stuck;		/* an 8254 whose count never moves */
+	uint64_t port_ops;	/* port accesses so far */
 } m;
 
 static uint64_t ticks_since_load(void)
 {
-	if (m.honour_gate && !m.counting)
+	if ((m.honour_gate && !m.counting) || m.stuck)
 		return 0;
 	return (uint64_t)((unsigned __int128)(m.t - m.t_load) * 1000000ull / PIT_PERIOD_FS);
 }
@@ -68,6 +72,9 @@ uint8_t model_inb(uint16_t port)
 	uint8_t v = 0;
 
 	m.t += PORT_NS;
+	m.port_ops++;
+	if (port == 0x42 && m.absent)
+		return 0xFF;
 	if (port == 0x42) {
 		v = m.read_hi ? (uint8_t)(m.latched >> 8) : (uint8_t)m.latched;
 		m.read_hi ^= 1;
@@ -82,6 +89,7 @@ uint8_t model_inb(uint16_t port)
 void model_outb(uint16_t port, uint8_t v)
 {
 	m.t += PORT_NS;
+	m.port_ops++;
 	if (port == 0x43) {
 		if (v == 0x80) {	/* latch channel 2 */
 			m.latched = (uint16_t)(m.load - ticks_since_load());
@@ -238,6 +246,35 @@ static void test_gate_bound_holds_under_any_stall(void **state)
 	assert_true(rejected > 0);
 }
 
+/*
+ * pit_probe(): a counting PIT is found within a few reads; a missing one
+ * (floating bus) and a stuck one are said so, each
+ * after a bounded number of port accesses (three per count read: at most
+ * PROBE_READS + 1 reads, plus the load), never a long poll.
+ */
+static void test_probe(void **state)
+{
+	const uint64_t bound = 3 * (100000 + 1) + 8;
+	const char *why;
+
+	(void)state;
+	m = (typeof(m)){ .t = 1000 };
+	assert_null(pit_probe());
+	assert_true(m.port_ops < 3 * 4 + 8);	/* one tick is 838 ns: under 2 reads */
+
+	m = (typeof(m)){ .t = 1000, .absent = true };
+	why = pit_probe();
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no legacy PIT"));
+	assert_true(m.port_ops <= bound);
+
+	m = (typeof(m)){ .t = 1000, .stuck = true };
+	why = pit_probe();
+	assert_non_null(why);
+	assert_non_null(strstr(why, "does not count"));	/* loaded 0xFFFF: reads as absent */
+	assert_true(m.port_ops <= bound);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_msb_bound_holds_under_any_stall),
 		cmocka_unit_test(test_gate_bounded_without_stalls),
 		cmocka_unit_test(test_gate_bound_holds_under_any_stall),
+		cmocka_unit_test(test_probe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,3 +90,21 @@ def ppb(decimal):
     whole, frac = decimal.lstrip("-").split(".")
     v = int(whole) * 1000 + int(frac)
     return -v if neg else v
+
+
+def acpi_tool(r, tmp_path, tool):
+    """baretrace-acpi (tool: its path) on the kernel's acpi.dump output in run r.
+    Checks that the tool prints the kernel's own acpi: lines (those that say
+    what the kernel's test facilities rewrote aside) and returns (exit status,
+    its output's lines, {field: value} of its machine: line)."""
+    import subprocess
+    capture = tmp_path / "capture.txt"
+    capture.write_text(r.out)
+    t = subprocess.run([tool, str(capture)], capture_output=True, text=True, timeout=60)
+    assert "runtime error" not in t.stderr and "Sanitizer" not in t.stderr, t.stderr
+    out = t.stdout.splitlines()
+    kernel_acpi = [l for l in r.lines if l.startswith("acpi: ") and "RSDP found" not in l
+                   and "inject.acpi=" not in l]
+    assert [l for l in out if l.startswith("acpi: ")] == kernel_acpi, t.stdout
+    assert out[-2].startswith("machine: ") and out[-1].startswith("verdict: "), t.stdout
+    return t.returncode, out, dict(kv.split("=", 1) for kv in out[-2].split()[1:])

@@ -50,6 +50,22 @@ def hpet(base=0xFED00000):
     return table("HPET", b)
 
 
+def spcr(iface=0, space=1, addr=0x3F8, width=8, baud_code=7, rev=2, clock=0, precise=0,
+         length=None):
+    """SPCR: interface type, base address as a GAS, configured baud code (7 =
+    115200); rev 3 adds the UART clock at 76, rev 4 the precise baud rate at 80."""
+    length = length or (88 if rev >= 4 else 80)
+    b = bytearray(max(length, 88) - 36)
+    b[0] = iface
+    struct.pack_into("<BBBBQ", b, 4, space, width, 0, 1, addr)
+    b[58 - 36] = baud_code
+    if rev >= 3:
+        struct.pack_into("<I", b, 76 - 36, clock)
+    if rev >= 4:
+        struct.pack_into("<I", b, 80 - 36, precise)
+    return table("SPCR", bytes(b[:length - 36]), rev=rev)
+
+
 def text(tables):
     """tables: [(address, bytes)] -> acpidump text."""
     out = []

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from acpidump_gen import (fadt, hpet, lapic, lapic_addr, madt, other, table, text,
+from acpidump_gen import (fadt, hpet, lapic, lapic_addr, madt, other, spcr, table, text,
                           x2apic)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,7 +49,7 @@ def test_x2apic_only_hw_reduced_no_hpet(tmp_path):
                  "pm_timer": "none", "hw_reduced": "yes", "serial": "none", "ecam": "0"}
     assert verdict.startswith("verdict: no: no timer to calibrate the TSC against"), verdict
     assert "warning: hardware-reduced ACPI" in r.stdout
-    assert "warning: no HPET table" in r.stdout
+    assert "warning: no usable HPET table" in r.stdout
     # The kernel's own lines come first, at the dump's addresses.
     assert "acpi: table=APIC addr=0x7f000000 " in r.stdout
     assert "acpi: fadt hardware-reduced ACPI: no PM timer, no fixed hardware" in r.stdout
@@ -64,7 +64,9 @@ def test_legacy_machine_32bit_pm_timer_hpet(tmp_path):
     assert r.returncode == 0, r.stdout
     assert s == {"cpus": "6", "apic": "xapic", "max_apic_id": "10", "hpet": "yes",
                  "pm_timer": "io:0x1808/32", "hw_reduced": "no", "serial": "none", "ecam": "0"}
-    assert verdict == "verdict: boots: the calibration can vote with PIT, HPET, PM timer; 6 CPUs start"
+    assert verdict == ("verdict: boots: the calibration can vote with PIT, HPET, PM timer; 6 CPUs "
+                       "start; without the ACPI reset (exit resets through the keyboard "
+                       "controller)")
 
 
 def test_unknown_madt_types_skipped_by_length(tmp_path):
@@ -84,6 +86,57 @@ def test_cpu_counts(tmp_path, n):
     assert s["cpus"] == str(min(n, 256))
     assert ("beyond the 256 kept" in r.stdout) == (n > 256)
     assert ("warning: %d enabled CPUs, baretrace starts at most 256" % n in r.stdout) == (n > 256)
+
+
+def test_placeholders_before_enabled_cpus(tmp_path):
+    # 260 disabled hot-plug placeholders listed first, then 6 enabled CPUs:
+    # all 6 are counted (and started by the kernel), none lost to the limit.
+    ents = [x2apic(0x1000 + i, i, flags=0) for i in range(260)]
+    ents += [x2apic(i * 2, 1000 + i) for i in range(6)]
+    r = run_tool(tmp_path, text([(0x100000, madt(ents)), (0x200000, fadt())]))
+    s, verdict = summary(r)
+    assert s["cpus"] == "6" and s["max_apic_id"] == "10", r.stdout
+    assert "madt lists 10 CPUs beyond the 256 kept (0 of them enabled)" in r.stdout
+    assert "baretrace starts at most" not in r.stdout
+    assert "; 6 CPUs start; without the HPET (no usable HPET table)," in verdict, verdict
+
+
+@pytest.mark.parametrize("table,serial,line", [
+    (spcr(), "spcr:io:0x3f8/115200",
+     "acpi: spcr type=0x0 addr=io:0x3f8 width=8 baud=115200 clock_hz=0"),
+    (spcr(iface=0x12, space=0, addr=0xFE032000, width=32, baud_code=0, rev=4,
+          clock=48000000, precise=1500000), "spcr:mem:0xfe032000/1500000",
+     "acpi: spcr type=0x12 addr=mem:0xfe032000 width=32 baud=1500000 clock_hz=48000000"),
+    (spcr(baud_code=3, rev=3, clock=1843200), "spcr:io:0x3f8/9600",
+     "acpi: spcr type=0x0 addr=io:0x3f8 width=8 baud=9600 clock_hz=1843200"),
+    (spcr(iface=3), "none", "acpi: spcr interface type 0x3 is not a 16550; ignored"),
+    (spcr(space=2), "none", "acpi: spcr address space 2 addr=0x3f8 is not usable; ignored"),
+    (spcr(addr=0), "none", "acpi: spcr address space 1 addr=0x0 is not usable; ignored"),
+    (spcr(length=58), "none", "acpi: spcr table too short; ignored"),
+], ids=["io-16550", "mmio-rev4-precise", "rev3-9600", "pl011", "pci-space", "addr0", "short"])
+def test_spcr_serial_console(tmp_path, table, serial, line):
+    # 9 of 650 machines declare a serial console; the kernel's SPCR parser,
+    # run here on each form: 16550 by I/O or MMIO, the rev 3 clock and rev 4
+    # precise rate, and the ones it refuses, each with its line.
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic(0, 0)])), (0x2000, fadt()),
+                                 (0x3000, table)]))
+    s, _ = summary(r)
+    assert s["serial"] == serial, r.stdout
+    assert line in r.stdout.splitlines(), r.stdout
+
+
+@pytest.mark.parametrize("base,hpet_yes", [(0xFED00000, True), (0, False), (0xFED00200, False)])
+def test_hpet_address(tmp_path, base, hpet_yes):
+    # A table at 0 (firmware whose setup turned the HPET off) or misaligned:
+    # what hpet_init() would refuse, the parser refuses with a line.
+    r = run_tool(tmp_path, text([(0x1000, madt([lapic(0, 0)])), (0x2000, fadt()),
+                                 (0x3000, hpet(base))]))
+    s, verdict = summary(r)
+    assert s["hpet"] == ("yes" if hpet_yes else "no"), r.stdout
+    said = "acpi: hpet base=0x%x is missing or misaligned; ignored" % base
+    assert (said in r.stdout.splitlines()) == (not hpet_yes), r.stdout
+    assert ("HPET" in verdict.split(";")[0]) == hpet_yes, verdict
+    assert ("without the HPET (no usable HPET table)" in verdict) == (not hpet_yes), verdict
 
 
 def test_lapic_address_override(tmp_path):
@@ -147,3 +200,37 @@ def test_real_vm_dump_firecracker():
     assert lines[-2] == ("machine: cpus=2 apic=xapic max_apic_id=1 hpet=no pm_timer=none "
                          "hw_reduced=yes serial=none ecam=1"), r.stdout
     assert r.returncode == 1
+
+
+def test_short_known_entries_said_and_warned(tmp_path):
+    # A local APIC entry 4 bytes long and an x2APIC one 8 long: read as they
+    # are they would be CPUs read past their ends; each gets a line, the
+    # tool one warning, and only the whole entries count.
+    ents = [lapic(0, 0), other(0, 4), other(9, 8), lapic(1, 1)]
+    r = run_tool(tmp_path, text([(0x1000, madt(ents)), (0x2000, fadt())]))
+    s, _ = summary(r)
+    assert s["cpus"] == "2", r.stdout
+    assert "acpi: madt entry type 0 at offset 52 is 4 bytes, shorter than its fields' 8; " \
+        "skipped" in r.stdout
+    assert "acpi: madt entry type 9 at offset 56 is 8 bytes" in r.stdout
+    assert "warning: 2 MADT entries are shorter than their type's fields" in r.stdout
+    assert "other=0" in r.stdout
+
+
+def test_qemu_tables_rewritten_by_inject_acpi():
+    # The tables the kernel read under inject.acpi=hw_reduced,x2apic,oem,
+    # lapic_addr,bad_hpet on q35 -smp 4, as its acpi.dump printed them
+    # (tests/qemu/test_acpi_tool.py boots that and compares live): an
+    # x2APIC-only MADT with a reserved and an OEM entry, a hardware-reduced
+    # FADT, an HPET table with a bad checksum.
+    r = subprocess.run([TOOL, os.path.join(FIXTURES, "qemu-q35-inject-hwreduced-x2apic.dump")],
+                       capture_output=True, text=True)
+    s, verdict = summary(r)
+    assert r.returncode == 1, r.stdout
+    assert s == {"cpus": "4", "apic": "x2apic", "max_apic_id": "3", "hpet": "no",
+                 "pm_timer": "none", "hw_reduced": "yes", "serial": "none", "ecam": "1"}, s
+    assert "acpi: madt lapic=0xfee00000 cpus=4 enabled=4 skipped=0 ioapics=1 overrides=5 " \
+        "nmis=1 other=2" in r.stdout
+    assert re.search(r"^acpi: table=HPET addr=0x[0-9a-f]+ len=56 bad checksum; skipped$",
+                     r.stdout, re.M), r.stdout
+    assert verdict.startswith("verdict: no: no timer to calibrate the TSC against"), verdict

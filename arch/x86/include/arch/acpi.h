@@ -41,6 +41,20 @@ struct acpi_gas {
 #define ACPI_GAS_MEMORY	0
 #define ACPI_GAS_IO	1
 
+/* MADT entry types (ACPI 6.4 table 5.45). */
+#define ACPI_MADT_LAPIC		0	/* processor local APIC */
+#define ACPI_MADT_IOAPIC	1
+#define ACPI_MADT_OVERRIDE	2	/* interrupt source override */
+#define ACPI_MADT_NMI_SOURCE	3
+#define ACPI_MADT_LAPIC_NMI	4
+#define ACPI_MADT_LAPIC_ADDR	5	/* local APIC address override */
+#define ACPI_MADT_X2APIC	9	/* processor local x2APIC */
+#define ACPI_MADT_X2APIC_NMI	10
+
+/* FADT flags (ACPI 6.4 table 5.10) and where they are. */
+#define ACPI_FADT_FLAGS		112
+#define ACPI_FADT_FLAG_HW_REDUCED (1u << 20)	/* no fixed hardware: PM timer fields ignored */
+
 struct acpi_table_ref {
 	char signature[5];	/* NUL-terminated */
 	uint64_t phys;		/* where it is */
@@ -103,6 +117,7 @@ struct acpi_info {
 	unsigned cpu_over;			/* entries beyond ACPI_MAX_CPUS */
 	unsigned cpu_over_enabled;		/* of those, enabled ones */
 	unsigned madt_other;			/* entries of types not read (skipped by length) */
+	unsigned madt_short;			/* known-type entries too short for their fields */
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
 	unsigned ioapic_count;
 	struct acpi_override overrides[ACPI_MAX_OVERRIDES];
@@ -140,6 +155,9 @@ extern struct acpi_info acpi;
  * BIOS area). Prints one line per table. Returns false if there is no ACPI.
  */
 bool acpi_init(const void *rsdp, unsigned rsdp_len, bool scan_bios);
+
+/* inject.acpi=: read the tables rewritten as real firmware writes them (a test facility). */
+void acpi_inject_init(void);
 
 /* acpi.dump: print the tables found as Linux's acpidump does (after consoles_init). */
 void acpi_dump(void);

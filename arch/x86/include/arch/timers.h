@@ -16,6 +16,12 @@
 #define PMTIMER_PERIOD_FS 279365115ull	/* 1e15 / PMTIMER_HZ, rounded */
 
 /*
+ * PIT: does channel 2 count at all? NULL, or why not (hardware-reduced
+ * machines may have no PIT); bounded to PROBE_READS reads.
+ */
+const char *pit_probe(void);
+
+/*
  * PIT, fast method: follow the counter's high byte (one step = 256 ticks)
  * for msb_steps steps; both ends bracketed by rdtsc. NULL or why it failed.
  */
