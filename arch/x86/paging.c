@@ -16,6 +16,13 @@
  * A window (paging_map_window()) is one page table at an address outside
  * the identity map, all entries empty, for the caller to fill: text_poke()
  * maps a code page there writable for the length of one store.
+ *
+ * The virtual address space:
+ *
+ *   PML4[0]         identity map of RAM and low MMIO, 2 MiB pages (0..512 GiB)
+ *   PML4[1..255]    device registers above 512 GiB, at their own address,
+ *                   4 KiB pages, only the ranges drivers ask for
+ *   PML4[256..511]  text_poke()'s window (upper half: no physical address)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -178,10 +185,60 @@ uint64_t paging_lookup(uint64_t va, uint64_t *page_size, bool *writable)
 	return e;
 }
 
+/*
+ * The 4 KiB entry for va, with the tables on the way made as needed; NULL
+ * if a page could not be had or a large page is in the way. Only for
+ * addresses the identity map's PML4 slot 0 does not cover.
+ */
+static uint64_t *pte_make(uint64_t va)
+{
+	uint64_t *t = boot_pml4;
+
+	for (unsigned shift = 39; shift > 12; shift -= 9) {
+		uint64_t *e = &t[(va >> shift) % 512];
+
+		if (!(*e & PTE_P)) {
+			uint64_t *next = new_table();
+
+			if (!next)
+				return NULL;
+			*e = (uint64_t)(uintptr_t)next | PTE_P | PTE_RW;
+		} else if (*e & PTE_PS) {
+			return NULL;
+		}
+		t = table_at(*e);
+	}
+	return &t[(va >> 12) % 512];
+}
+
+/*
+ * Registers above the identity map's 512 GiB (UEFI firmware puts 64-bit
+ * BARs high: OVMF's xHCI at 896 GiB), mapped at their own address in 4 KiB
+ * pages, only they: in PML4 slots 1..255, which the identity map never
+ * fills and text_poke()'s window (upper half) never uses. Lower-half
+ * addresses only: physical addresses from 2^47 up have no identity.
+ */
+static bool map_mmio_high(uint64_t start, uint64_t end)
+{
+	if (end > PAGING_MMIO_LIMIT)
+		return false;
+	for (uint64_t va = start; va < end; va += PAGE_4K) {
+		uint64_t *pte = pte_make(va);
+
+		if (!pte)
+			return false;
+		*pte = va | PTE_P | PTE_RW | PTE_PCD | PTE_PWT;
+	}
+	write_cr3(read_cr3());
+	return true;
+}
+
 bool paging_map_mmio(uint64_t start, uint64_t end)
 {
 	start = ALIGN_DOWN(start, PAGE_4K);
 	end = ALIGN_UP(end, PAGE_4K);
+	if (start >= PAGING_MAX_LIMIT)
+		return map_mmio_high(start, end);
 	if (end > mapped_limit && paging_map_identity(end) < end)
 		return false;
 	for (uint64_t va = ALIGN_DOWN(start, MIB2); va < end; va += MIB2)

@@ -15,7 +15,7 @@
  * write anywhere unchecked. The alias maps only the page(s) being changed,
  * at POKE_VA, which nothing else uses:
  *
- *   POKE_VA  (PML4 slot 1, 512 GiB: outside the identity map in slot 0)
+ *   POKE_VA  (PML4 slot 256, the upper half: no physical address maps there)
  *   +0       PTE 0 -> the code page holding addr        P | RW | NX
  *   +4 KiB   PTE 1 -> the next page (a write may cross)  P | RW | NX
  *
@@ -81,7 +81,7 @@
 #include "kernel/kstring.h"
 #include "kernel/spinlock.h"
 
-#define POKE_VA			(1ull << 39)
+#define POKE_VA			0xffff800000000000ull	/* PML4 slot 256 */
 #define PAGE_4K			4096ull
 #define PTE_P			(1ull << 0)
 #define PTE_RW			(1ull << 1)

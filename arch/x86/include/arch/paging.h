@@ -7,6 +7,7 @@
 
 #define PAGING_BOOT_LIMIT	0x100000000ull	/* boot/entry.asm maps 0..4 GiB */
 #define PAGING_MAX_LIMIT	(512ull << 30)	/* one PDPT: 512 GiB */
+#define PAGING_MMIO_LIMIT	(1ull << 47)	/* lower half: MMIO mapped at its address */
 
 /*
  * Extend the identity map with 2 MiB pages up to end (rounded up to 1 GiB).
@@ -24,10 +25,11 @@ bool paging_protect(uint64_t start, uint64_t end);
 
 /*
  * Map [start, end) of a device's registers uncached (PCD and PWT in 4 KiB
- * pages of the identity map, extended if it ends short of end), whatever
- * the firmware's MTRRs say of the range.  Only the calling CPU's TLB is
- * flushed: call it before any CPU touches the range.  False if a page
- * table could not be had.
+ * pages of the identity map, extended if it ends short of end; above the
+ * identity map's 512 GiB, pages of their own at the same address, up to
+ * PAGING_MMIO_LIMIT), whatever the firmware's MTRRs say of the range.
+ * Only the calling CPU's TLB is flushed: call it before any CPU touches
+ * the range.  False if a page table could not be had.
  */
 bool paging_map_mmio(uint64_t start, uint64_t end);
 
