@@ -83,6 +83,7 @@ int fat32_mount(struct fat32 *fs, const struct blockdev *dev, uint64_t start, ui
 	fs->part_blocks = blocks;
 	fs->buf = buf;
 	fs->buf_lba = UINT64_MAX;
+	fs->fat_count = 0;	/* another partition's FAT may be cached */
 	fs->label[0] = 0;
 	if ((err = fs_read(fs, start)))
 		return err;
@@ -142,15 +143,45 @@ int fat32_mount(struct fat32 *fs, const struct blockdev *dev, uint64_t start, ui
 	return STICK_OK;
 }
 
+/*
+ * The FAT block at lba in fs->fat_cache, read with the blocks after it up
+ * to FAT32_CACHE_BYTES, never past the data area's start (the FATs lie
+ * before it: fat32_mount() checked) nor the partition's or device's end.
+ * Returns the block's place in the cache, or NULL on a read error.
+ */
+static const uint8_t *fat_block(struct fat32 *fs, uint64_t lba)
+{
+	const struct blockdev *d = fs->dev;
+	uint64_t end = fs->data_start, n;
+
+	if (fs->fat_count && lba >= fs->fat_lba && lba - fs->fat_lba < fs->fat_count)
+		return fs->fat_cache + (lba - fs->fat_lba) * d->block_size;
+	if (fs->part_start + fs->part_blocks < end)
+		end = fs->part_start + fs->part_blocks;
+	if (d->blocks < end)
+		end = d->blocks;
+	if (lba < fs->part_start || lba >= end)
+		return NULL;
+	n = end - lba;
+	if (n > FAT32_CACHE_BYTES / d->block_size)
+		n = FAT32_CACHE_BYTES / d->block_size;
+	fs->fat_count = 0;
+	if (d->read(d->ctx, lba, (uint32_t)n, fs->fat_cache))
+		return NULL;
+	fs->fat_lba = lba;
+	fs->fat_count = (uint32_t)n;
+	return fs->fat_cache;
+}
+
 int64_t fat32_next(struct fat32 *fs, uint32_t c)
 {
 	uint32_t bps = fs->dev->block_size;
 	uint64_t off = (uint64_t)c * 4;
-	int err;
+	const uint8_t *b = fat_block(fs, fs->fat_start + off / bps);
 
-	if ((err = fs_read(fs, fs->fat_start + off / bps)))
-		return -err;
-	return get_le32(fs->buf + off % bps) & FAT_ENTRY_MASK;
+	if (!b)
+		return -STICK_EREAD;
+	return get_le32(b + off % bps) & FAT_ENTRY_MASK;
 }
 
 static int valid_clus(const struct fat32 *fs, uint64_t c)

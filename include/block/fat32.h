@@ -12,6 +12,8 @@
 
 #define FAT32_MIN_CLUSTERS	65525u	/* fewer: FAT12/16 (fatgen103) */
 
+#define FAT32_CACHE_BYTES	32768u	/* FAT blocks read at once: 8 to 64 */
+
 struct fat32 {
 	const struct blockdev *dev;
 	uint64_t part_start;	/* partition's first block */
@@ -24,6 +26,12 @@ struct fat32 {
 	char label[12];		/* BPB volume label, NUL-terminated, trailing spaces kept */
 	uint8_t *buf;		/* BLOCK_SIZE_MAX bytes of scratch (the caller's) */
 	uint64_t buf_lba;	/* block now in buf; UINT64_MAX: none */
+	/* The FAT read ahead: [fat_lba, fat_lba + fat_count) in fat_cache.
+	 * A contiguous 1 GiB TRACE.BIN of 512-byte clusters is 16,384 FAT
+	 * blocks; one block a read took 35 ms each over QEMU's USB (9 min). */
+	uint64_t fat_lba;
+	uint32_t fat_count;	/* 0: nothing cached */
+	uint8_t fat_cache[FAT32_CACHE_BYTES];
 };
 
 /* A directory entry's facts. */
