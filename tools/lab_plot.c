@@ -27,10 +27,10 @@
 #include "lab_summary.h"
 
 #define W		760	/* picture width, px */
-#define H		420	/* histogram height, px */
+#define H		460	/* histogram height, px */
 #define ML		70	/* left margin: the count axis */
 #define MT		50	/* top margin: title */
-#define MB		70	/* bottom margin: bucket labels, legend */
+#define MB		110	/* bottom margin: bucket labels, legend */
 #define MR		20
 
 static const char *const colour[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
@@ -119,8 +119,9 @@ static void bars(FILE *f, const char *title, const char *what, uint64_t (*hist)[
 		double x0 = ML + pw * (k - lo);
 
 		si(a, sizeof(a), 1ull << k);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">&#8805;%s</text>\n",
-			x0 + pw / 2, MT + ph + 16, a);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"11\" "
+			"transform=\"rotate(-35 %.1f %d)\">&#8805;%s</text>\n", x0 + pw / 2 + 4,
+			MT + ph + 14, x0 + pw / 2 + 4, MT + ph + 14, a);
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t v = hist[i][k];
 			double h = v ? ph * (log10((double)v) + 0.15) / (decades + 0.15) : 0;
@@ -139,7 +140,7 @@ static void bars(FILE *f, const char *title, const char *what, uint64_t (*hist)[
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
 		ML, MT + ph, W - MR, MT + ph);
 	fprintf(f, "<text x=\"%d\" y=\"%d\">%s, power-of-two buckets (as the summary's "
-		"hist)</text>\n", ML, MT + ph + 36, what);
+		"hist)</text>\n", ML, MT + ph + 74, what);
 	for (unsigned i = 0; i < n; i++)
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">cpu %u</text>\n", ML + 70 * (int)i, H - 18,

@@ -467,7 +467,8 @@ int lab_summary_main(const struct dump_result *r, int rc, const char *capture,
 	if (!d.events) {
 		fprintf(stderr, "baretrace-decode: --lab: %s: no lab events (lab:hwlat_gap, "
 			"lab:hwlat_cpu, lab:c2c, lab:timerlat) in dump %u: record them with "
-			"run=hwlat|c2c|timerlat and trace.events=-*,lab:*\n", capture, r->index + 1);
+			"run=hwlat|c2c|timerlat and trace.events=-*,lab:*\n", capture,
+			r->index + 1);
 		status = 3;
 	} else if (lost) {
 		fprintf(stderr, "baretrace-decode: --lab: %s: %llu events were lost before the "
@@ -485,8 +486,10 @@ int lab_summary_main(const struct dump_result *r, int rc, const char *capture,
 		}
 	}
 	if (!status && plot_dir) {
-		snprintf(title, sizeof(title), "%s, dump %u, %u CPUs", capture, r->index + 1,
-			 r->nr_cpus);
+		const char *base = strrchr(capture, '/');
+
+		snprintf(title, sizeof(title), "%s, dump %u, %u CPUs", base ? base + 1 : capture,
+			 r->index + 1, r->nr_cpus);
 		if (lab_plot(&d, plot_dir, title, stderr, stderr))
 			status = 2;
 	}

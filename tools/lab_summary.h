@@ -62,7 +62,7 @@ struct lab_tl_cpu {
 struct lab_data {
 	uint32_t nr_cpus;		/* entries in the per-CPU arrays */
 	struct lab_hw_cpu *hw;		/* hwlat, per CPU */
-	int64_t *uncert_ns;		/* per CPU: its skew bound, ns (+1 rounding), for the merge */
+	int64_t *uncert_ns;		/* per CPU: its skew bound for the merge, ns */
 	int64_t *bound_ns;		/* per CPU: c2c's bound, ns rounded up; -1 unknown */
 	struct lab_gap *gaps;		/* every hwlat gap, for the machine view */
 	size_t ngaps, gaps_cap;
