@@ -105,12 +105,22 @@ def test_hwlat_injected_stalls_icount(qemu, smp):
     assert starts[-1] - starts[0] < 1000, starts
 
 
-def test_hwlat_real_smi_icount(qemu):
-    """One SMI through port 0xB2 (inject.smi=10): a gap whose SMI count went up by one."""
+def test_hwlat_real_smi_icount(qemu, decoder, tmp_path):
+    """One SMI through port 0xB2 (inject.smi=10): a gap whose SMI count went up by one. The
+    decoder finds it in the binary dump of the same boot: smi=1 (the CPU's counts at the
+    run's ends) and smi_in_gaps=1 (summed over the recorded gaps, counted independently)."""
+    cap = tmp_path / "smi.bin"
     r = qemu(f"run=hwlat,dump exit {SHAPE} inject.smi=13 hwlat.threshold_ns=40 "
-             "trace.events=-*,lab:* dump.last=0", smp=1, icount=True, cpu="Skylake-Client",
-             timeout=240)
+             "trace.events=-*,lab:* dump=text,bin dump.last=0", smp=1, icount=True,
+             cpu="Skylake-Client", timeout=240, serial=cap)
     assert r.rc == 0, r.out
+    d = subprocess.run([str(decoder), str(cap), "--lab"], capture_output=True, text=True,
+                       timeout=60)
+    assert d.returncode == 0, d.stderr
+    f = kv(next(l for l in d.stdout.splitlines() if l.startswith("hwlat: cpu=0 gaps=")))
+    assert f["smi"] == "1" and f["smi_in_gaps"] == "1", f
+    assert kv(next(l for l in d.stdout.splitlines() if l.startswith("hwlat: machine")))[
+        "smi"] == "1", d.stdout
     assert r.has(r"^hwlat: cpus=all .* smi_count=msr$"), r.out
     m = r.fields(r"^hwlat: machine ")
     assert m["smi"] == "1", m
