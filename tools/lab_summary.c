@@ -106,14 +106,12 @@ bool lab_add_gap(struct lab_data *d, uint32_t cpu, int64_t start_ns, uint64_t le
 				       sizeof(*d->gaps)))
 		return false;
 	h = &d->hw[cpu];
-	if (h->gaps == 0)
-		h->smi_in_gaps = 0;
 	h->gaps++;
 	if (len_ns > h->max_ns)
 		h->max_ns = len_ns;
 	h->hist[lab_log2_bucket(len_ns)]++;
-	if (smi_before < 0 || smi_after < 0 || h->smi_in_gaps < 0)
-		h->smi_in_gaps = -1;
+	if (smi_before < 0 || smi_after < 0)
+		h->smi_gaps_unknown = true;	/* a count not read: the sum is not known */
 	else
 		h->smi_in_gaps += smi_after - smi_before;
 	d->gaps[d->ngaps++] = (struct lab_gap){ start_ns, start_ns + (int64_t)len_ns,
@@ -354,8 +352,10 @@ static void print_hwlat(struct lab_data *d, FILE *out)
 			(unsigned long long)h->resolution_ns, h->injected);
 		put_count(out, "smi", h->smi_start < 0 || h->smi_end < 0 ? -1 :
 				       h->smi_end - h->smi_start);
-		put_count(out, "smi_in_gaps", h->gaps ? h->smi_in_gaps : 0);
-		fputc('\n', out);
+		if (h->smi_gaps_unknown)
+			fputs(" smi_in_gaps=unknown\n", out);
+		else
+			fprintf(out, " smi_in_gaps=%lld\n", (long long)h->smi_in_gaps);
 		if (h->ran && h->counted != h->gaps)
 			fprintf(out, "hwlat: cpu=%u counted %u gaps, the capture holds %llu of "
 				"them: the figures are of those\n", c, h->counted,

@@ -39,7 +39,8 @@ struct lab_hw_cpu {
 	uint32_t counted;		/* gaps it counted itself (lab:hwlat_cpu) */
 	uint64_t gaps;			/* lab:hwlat_gap events of this CPU */
 	uint64_t max_ns;		/* ... the longest */
-	int64_t smi_in_gaps;		/* sum of smi_after - smi_before, -1 unknown */
+	int64_t smi_in_gaps;		/* sum of smi_after - smi_before over its gaps */
+	bool smi_gaps_unknown;		/* ... not known: a gap's count was not read */
 	uint64_t hist[LAB_HIST_BUCKETS];	/* ... by lab_log2_bucket() */
 };
 
