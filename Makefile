@@ -275,7 +275,8 @@ run: deps
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
-DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c $(DUMP_READ_SRCS)
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c tools/lab_summary.c \
+	tools/lab_plot.c trace/lab.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/baretrace-usb
 # baretrace-usb: the partition, FAT32 and trace-file code of drivers/block/
 # (the same source the kernel will use) on a disk image; make usb-image
@@ -303,7 +304,7 @@ ACPI_ASAN_CC = $(HOSTCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-array-boun
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-acpi-asan,$(BUILD)/obj/baretrace-acpi-asan,\
 	tools/baretrace-acpi.c $(ACPI_TOOL_SRCS),$(ACPI_ASAN_CC)))
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-decode,$(BUILD)/obj/baretrace-decode,\
-	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
+	$(DECODE_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude,-lm))
 # tools/tsc-warp: whether the host's CPUs' TSCs agree (why plain TCG's
 # guest TSC can drift against its timers; docs/clock.md).
 $(eval $(call host_prog,$(BUILD)/tools/tsc-warp,$(BUILD)/obj/tsc-warp,tools/tsc-warp.c,\

@@ -18,6 +18,7 @@
 #include <trace/text.h>
 
 #include "ctf.h"
+#include "lab_summary.h"
 #include "trace_dat.h"
 
 #define MAX_CAPTURE	(1ull << 31)	/* 2 GiB: more than any serial line carries */
@@ -32,7 +33,7 @@ enum {
 
 static const char usage[] =
 	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--trace-dat FILE]\n"
-	"                        [--events] [--quiet] [--mark-order]\n"
+	"                        [--events] [--quiet] [--mark-order] [--lab] [--lab-plot DIR]\n"
 	"                        [--last N] [--cpu N] [--dump K] [last=N] [cpu=N]\n"
 	"\n"
 	"Find the binary trace dump (frames written by the kernel's `dump` command)\n"
@@ -66,6 +67,12 @@ static const char usage[] =
 	"  --cpu N      text: only CPU N\n"
 	"  last=N cpu=N the same, spelt as the kernel's `dump text` takes them\n"
 	"  --dump K     the K-th dump of the capture (1 = first; default: the last)\n"
+"  --lab        instead of the text: the summaries of run=hwlat, run=c2c and\n"
+"               run=timerlat computed from the capture's lab events, in the\n"
+"               kernel's line forms (docs/output.md); status 3 if it holds\n"
+"               none, 1 if the dump is damaged or lost events\n"
+"  --lab-plot DIR  --lab, and its pictures as SVG files in DIR (hwlat_gaps.svg,\n"
+"               timerlat.svg, c2c.svg)\n"
 	"  --help       this text\n"
 	"\n"
 	"Damage (bad CRCs, missing or repeated frames, truncation, bytes that are no\n"
@@ -101,6 +108,8 @@ struct args {
 	bool quiet;		/* --quiet */
 	bool events;		/* --events */
 	bool mark_order;	/* --mark-order */
+	bool lab;		/* --lab or --lab-plot */
+	const char *lab_plot;	/* --lab-plot DIR, or NULL */
 	struct trace_text_opts sel; /* --last N, --cpu N */
 	int32_t dump;		/* --dump K - 1, or -1 for the last */
 };
@@ -145,6 +154,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->quiet = true;
 		} else if (!strcmp(o, "--mark-order")) {
 			a->mark_order = true;
+		} else if (!strcmp(o, "--lab") || !strcmp(o, "--lab-plot")) {
+			if (o[5] && !val)
+				return bad_usage("missing value for", o);
+			a->lab = true;
+			if (o[5])
+				a->lab_plot = argv[++i];
 		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf") || !strcmp(o, "--trace-dat")) {
 			if (!val)
 				return bad_usage("missing value for", o);
@@ -369,6 +384,10 @@ int main(int argc, char **argv)
 			"(Ctrl-C): it ends after %u pages, %llu events; the rest was not sent\n",
 			r.dump_id, r.end.pages, (unsigned long long)r.end.events);
 	status = rc != DUMP_READ_OK ? EXIT_DAMAGED : r.bad_clocks ? EXIT_CLOCK : EXIT_OK;
+	if (a.lab) {	/* tools/lab_summary.c: the lab's summaries instead of the text */
+		status = lab_summary_main(&r, rc, a.capture, a.lab_plot);
+		a.quiet = true;
+	}
 
 	if (a.events && list_events(&r))
 		status = EXIT_USAGE;

@@ -81,6 +81,15 @@ TRACE_EVENT(lab, c2c, F_U32(from), F_U32(to), F_S64(one_way_ns), F_U64(bound_ns)
  * first TSC read minus the timer's deadline, ns (0 if it fired early).
  */
 TRACE_EVENT(lab, timerlat, F_U64(latency_ns), F_U32(seq))
+/*
+ * hwlat_cpu: run=hwlat's run on this CPU ended: the threshold it used, its
+ * loop's resolution (median turn), its SMI count at its first and last
+ * width (-1 unknown), the stalls injected on it, its gaps. Recorded once a
+ * CPU after its last hwlat_gap, so that a capture says which CPUs sampled
+ * (gaps or none) and with what parameters (baretrace-decode --lab).
+ */
+TRACE_EVENT(lab, hwlat_cpu, F_U64(threshold_ns), F_U64(resolution_ns), F_S64(smi_start),
+	    F_S64(smi_end), F_U32(injected), F_U32(gaps))
 
 #ifdef TRACE_EVENT_LIST_EXTRA
 #include TRACE_EVENT_LIST_EXTRA

@@ -371,6 +371,8 @@ static void hwlat_cpu_run(void *arg)
 			       (unsigned long long)((w + 1) * window_ms),
 			       (unsigned long long)duration_ms);
 	}
+	trace_hwlat_cpu(r->thresh_ns, r->res_ns, r->smi_start, r->smi_end,
+			(uint32_t)r->injected, (uint32_t)r->gaps);
 }
 
 static bool in_mask(unsigned c)

@@ -150,7 +150,7 @@ static void test_text_exact(void **state)
 		"# entries-in-buffer/entries-written: 6/7   #P:2\n"
 		"# cpu=0 entries=3 overrun=2 dropped=0 commit_overrun=0 read=3 lost=2\n"
 		"# cpu=1 stats=missing clock=untrusted\n"
-		"# events: enabled=17/17 all\n"
+		"# events: enabled=18/18 all\n"
 		"# U: clock=untrusted: the kernel could not bound this CPU's TSC skew, or its "
 		"TSC went backwards, or the clock watchdog saw it drift or step; its times may be "
 		"off against other CPUs'\n"

@@ -29,6 +29,9 @@ unconverted (one_way ~1e9 ns), timerlat's histogram not counted (sum 0),
 timerlat's latency counted from the arming, not the deadline (50136 ns).
 """
 import re
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -43,17 +46,21 @@ SHAPE = "hwlat.duration_ms=20 hwlat.width_ms=8 hwlat.window_ms=10"
 
 C2C_N, TL_N = 64, 64
 _boots = {}
+_captures = Path(tempfile.mkdtemp(prefix="baretrace-lab-"))
 
 
 def lab_boot(qemu, smp):
     """One icount boot per CPU count runs all three jobs (hwlat, then c2c, then timerlat);
-    the tests of each share it."""
+    the tests of each share it. The dump is both text (the events the tests read) and
+    binary (the serial capture, r.capture, for baretrace-decode --lab)."""
     if smp not in _boots:
+        cap = _captures / f"smp{smp}-{len(list(_captures.iterdir()))}.bin"
         _boots[smp] = qemu(
             f"run=hwlat,c2c,timerlat,dump exit {SHAPE} "
             f"inject.stall={ALL_US}@3,{ONE_US}@14:{smp - 1} c2c.samples={C2C_N} "
-            f"timerlat.samples={TL_N} timerlat.period_us=50 trace.events=-*,lab:* dump.last=0",
-            smp=smp, icount=True, timeout=240)
+            f"timerlat.samples={TL_N} timerlat.period_us=50 trace.events=-*,lab:* "
+            "dump=text,bin dump.last=0", smp=smp, icount=True, timeout=240, serial=cap)
+        _boots[smp].capture = cap
     return _boots[smp]
 
 
@@ -98,12 +105,22 @@ def test_hwlat_injected_stalls_icount(qemu, smp):
     assert starts[-1] - starts[0] < 1000, starts
 
 
-def test_hwlat_real_smi_icount(qemu):
-    """One SMI through port 0xB2 (inject.smi=10): a gap whose SMI count went up by one."""
+def test_hwlat_real_smi_icount(qemu, decoder, tmp_path):
+    """One SMI through port 0xB2 (inject.smi=10): a gap whose SMI count went up by one. The
+    decoder finds it in the binary dump of the same boot: smi=1 (the CPU's counts at the
+    run's ends) and smi_in_gaps=1 (summed over the recorded gaps, counted independently)."""
+    cap = tmp_path / "smi.bin"
     r = qemu(f"run=hwlat,dump exit {SHAPE} inject.smi=13 hwlat.threshold_ns=40 "
-             "trace.events=-*,lab:* dump.last=0", smp=1, icount=True, cpu="Skylake-Client",
-             timeout=240)
+             "trace.events=-*,lab:* dump=text,bin dump.last=0", smp=1, icount=True,
+             cpu="Skylake-Client", timeout=240, serial=cap)
     assert r.rc == 0, r.out
+    d = subprocess.run([str(decoder), str(cap), "--lab"], capture_output=True, text=True,
+                       timeout=60)
+    assert d.returncode == 0, d.stderr
+    f = kv(next(l for l in d.stdout.splitlines() if l.startswith("hwlat: cpu=0 gaps=")))
+    assert f["smi"] == "1" and f["smi_in_gaps"] == "1", f
+    assert kv(next(l for l in d.stdout.splitlines() if l.startswith("hwlat: machine")))[
+        "smi"] == "1", d.stdout
     assert r.has(r"^hwlat: cpus=all .* smi_count=msr$"), r.out
     m = r.fields(r"^hwlat: machine ")
     assert m["smi"] == "1", m
@@ -229,3 +246,87 @@ def test_c2c_timerlat_bad_options_and_the_timer_given_back(qemu):
     assert r.has(r"^timerlat: cpu=0 samples=1000 "), r.out
     assert r.rc == 1, r.out
     assert r.has(r"^watchdog: cpu=0 stuck for \d+ ms at job_hang_spin\+0x"), r.out
+
+
+# ---- baretrace-decode --lab: the same figures, computed on the host from the events ----
+
+def kv(line):
+    """A summary line's key=value pairs (values as strings)."""
+    return dict(re.findall(r"(\w+)=(\S+)", line))
+
+
+@pytest.mark.parametrize("smp", [1, 2, 3, 5])
+def test_decode_lab_agrees_with_the_kernel_icount(qemu, decoder, smp):
+    """The decoder's summary of the boot's binary dump (lab events only, and the CLOCK
+    frames' skew bounds) gives every figure the kernel's lines give: hwlat per CPU and
+    machine-wide (its own merge of the recorded gaps), each c2c pair with the bound
+    recomputed from the capture's clocks, timerlat's count, max, p99, p50 and histogram
+    (its own sort). No new boot: the boots of the tests above, their serial capture.
+    Mutations seen to fail (smp=2): lab:hwlat_cpu recorded before the widths (injected=0
+    against 1), the decoder's c2c bound from one CPU's CLOCK frame twice (clock_bound_ns 0
+    against 40), timerlat events all taken as CPU 0's (one line, not two). The merge's
+    widening and the percentiles' rank are mutated in test_lab_summary (host), since
+    under icount the all-CPU stall's gaps overlap outright and 64 equal-ish latencies
+    hide a rank off by one."""
+    r = lab_boot(qemu, smp)
+    assert r.rc == 0, r.out
+    d = subprocess.run([str(decoder), str(r.capture), "--lab"], capture_output=True,
+                       text=True, timeout=120)
+    assert d.returncode == 0, d.stderr
+    dec = d.stdout.splitlines()
+    assert dec[0].startswith("lab: dump=1 ") and kv(dec[0])["skipped"] == "0", dec[0]
+
+    def lines(src, pat):
+        return [l for l in src if re.match(pat, l)]
+    # hwlat: per CPU, the figures the kernel printed; the histograms alike.
+    kcpu = {kv(l)["cpu"]: kv(l) for l in lines(r.lines, r"^hwlat: cpu=\d+ gaps=")}
+    dcpu = {kv(l)["cpu"]: kv(l) for l in lines(dec, r"^hwlat: cpu=\d+ gaps=")}
+    assert sorted(dcpu) == sorted(kcpu) and len(kcpu) == smp, (dcpu, kcpu)
+    for c, k in kcpu.items():
+        for f in ("gaps", "max_ns", "threshold_ns", "resolution_ns", "injected"):
+            assert dcpu[c][f] == k[f], (c, f, dcpu[c], k)
+    assert lines(dec, r"^hwlat: cpu=\d+ hist") == lines(r.lines, r"^hwlat: cpu=\d+ hist")
+    km, dm = kv(r.has(r"^hwlat: machine ")), kv(lines(dec, r"^hwlat: machine ")[0])
+    assert dm == km, (dm, km)
+    # c2c: every pair's figures; the bound again from the capture's CLOCK frames.
+    kp = {(f["from"], f["to"]): f for f in map(kv, lines(r.lines, r"^c2c: from=\d+ to="))}
+    dp = {(f["from"], f["to"]): f for f in map(kv, lines(dec, r"^c2c: from=\d+ to="))}
+    assert sorted(dp) == sorted(kp) and len(kp) == smp * (smp - 1), (dp, kp)
+    for p, k in kp.items():
+        for f in ("one_way_ns", "bound_ns", "rtt_half_ns", "samples", "meaningful"):
+            assert dp[p][f] == k[f], (p, f, dp[p], k)
+        assert dp[p]["clock_bound_ns"] == k["bound_ns"], (p, dp[p], k)
+    assert len(lines(dec, r"^c2c: matrix from=")) == (smp if smp > 1 else 0), dec
+    # timerlat: per CPU.
+    kt = {kv(l)["cpu"]: kv(l) for l in lines(r.lines, r"^timerlat: cpu=\d+ samples=")}
+    dt = {kv(l)["cpu"]: kv(l) for l in lines(dec, r"^timerlat: cpu=\d+ samples=")}
+    assert sorted(dt) == sorted(kt) and len(kt) == smp, (dt, kt)
+    for c, k in kt.items():
+        for f in ("samples", "max_ns", "p99_ns", "p50_ns"):
+            assert dt[c][f] == k[f], (c, f, dt[c], k)
+    assert lines(dec, r"^timerlat: cpu=\d+ hist") == lines(r.lines, r"^timerlat: cpu=\d+ hist")
+
+
+def test_decode_lab_bad_input(qemu, decoder, tmp_path):
+    """A cut capture, a foreign file, a capture with no lab events: one line each on stderr
+    naming the problem, a nonzero status, no crash (a signal would be a negative status)."""
+    r = lab_boot(qemu, 2)
+    raw = r.capture.read_bytes()
+    cases = {
+        "cut": (raw[: raw.index(b"\xbaTR\xce") + (len(raw) - raw.index(b"\xbaTR\xce")) // 2],
+                "damaged or cut short"),
+        "foreign": (bytes(range(256)) * 64, "no trace dump frame"),
+    }
+    for name, (data, want) in cases.items():
+        f = tmp_path / f"{name}.bin"
+        f.write_bytes(data)
+        d = subprocess.run([str(decoder), str(f), "--lab"], capture_output=True, text=True,
+                           timeout=60)
+        assert d.returncode > 0 and want in d.stderr, (name, d.returncode, d.stderr)
+        assert "Traceback" not in d.stderr and "Sanitizer" not in d.stderr, d.stderr
+    # A capture without lab events: the tool tests' (tests/tools/captures/), no boot.
+    demo = Path(__file__).parents[1] / "tools" / "captures" / "demo-discard.bin"
+    d = subprocess.run([str(decoder), str(demo), "--lab"], capture_output=True, text=True,
+                       timeout=60)
+    assert d.returncode == 3 and "no lab events" in d.stderr, (d.returncode, d.stderr)
+    assert len(d.stderr.strip().splitlines()) == 1 and d.stdout == "", (d.stderr, d.stdout)

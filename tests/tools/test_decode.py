@@ -339,6 +339,8 @@ BUILTIN_EVENTS = [
     "seq:u32",
     "lab:c2c id=16 fields=from:u32,to:u32,one_way_ns:s64,bound_ns:u64,rtt_half_ns:u64,samples:u32",
     "lab:timerlat id=17 fields=latency_ns:u64,seq:u32",
+    "lab:hwlat_cpu id=18 fields=threshold_ns:u64,resolution_ns:u64,smi_start:s64,smi_end:s64,"
+    "injected:u32,gaps:u32",
 ]
 # The extra events come after the built-in ones: their ids follow.
 EXTRA_EVENTS = [
