@@ -9,6 +9,7 @@
  * kernel's `dump text` prints for the same buffers.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +32,7 @@ enum {
 };
 
 static const char usage[] =
-	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--trace-dat FILE]\n"
-	"                        [--events] [--quiet] [--mark-order]\n"
-	"                        [--last N] [--cpu N] [--dump K] [last=N] [cpu=N]\n"
+	"usage: baretrace-decode [OPTION]... CAPTURE [last=N] [cpu=N]\n"
 	"\n"
 	"Find the binary trace dump (frames written by the kernel's `dump` command)\n"
 	"in CAPTURE, a raw capture of the serial console ('-' reads stdin), check it\n"
@@ -47,26 +46,31 @@ static const char usage[] =
 	"  `trace-cmd report` and KernelShark, with the same nanosecond times (see\n"
 	"  trace-cmd report -t) and the lost events as [N EVENTS DROPPED].\n"
 	"\n"
-	"  --text FILE  write the text to FILE instead of stdout\n"
-	"  --ctf DIR    also write a CTF trace into DIR (created if missing)\n"
-	"  --trace-dat FILE  also write a trace.dat to FILE; untrusted clocks and\n"
-	"               shifted times are noted on stderr and in the file\n"
-	"  --events     list the events the capture describes instead of the text\n"
-	"               (one per line: <system>:<name> id=<n> fields=<name>:<kind>,...;\n"
-	"               kinds u8..u64, s8..s64, x8..x64 (hex), bool, sym, char[N],\n"
-	"               str[N], enum); text still goes to FILE with --text FILE\n"
-	"  --quiet      no text on stdout (unless --text) and no summary; damage\n"
-	"               is still reported on stderr\n"
-	"  --mark-order text: before each event whose order with the one before it,\n"
-	"               of another CPU, the skew bounds do not decide (their times\n"
-	"               lie within the pair's '# order:' figure), a line\n"
-	"               'CPU:<b> [ORDER UNDECIDED: <d> ns after CPU:<a>, within <w> ns]';\n"
-	"               without it such pairs are only counted (stderr, 'order:')\n"
-	"  --last N     text: only the N most recent events (merged order); 0: all\n"
-	"  --cpu N      text: only CPU N\n"
-	"  last=N cpu=N the same, spelt as the kernel's `dump text` takes them\n"
-	"  --dump K     the K-th dump of the capture (1 = first; default: the last)\n"
-	"  --help       this text\n"
+	"Options (a long option's value also as --opt=VALUE):\n"
+	"  -o, --text FILE   write the text to FILE instead of stdout\n"
+	"  -C, --ctf DIR     also write a CTF trace into DIR (created if missing)\n"
+	"  -T, --trace-dat FILE  also write a trace.dat to FILE; untrusted clocks\n"
+	"                    and shifted times are noted on stderr and in the file\n"
+	"  -e, --events      list the events the capture describes instead of the\n"
+	"                    text (one per line: <system>:<name> id=<n>\n"
+	"                    fields=<name>:<kind>,...; kinds u8..u64, s8..s64,\n"
+	"                    x8..x64 (hex), bool, sym, char[N], str[N], enum); text\n"
+	"                    still goes to FILE with --text FILE\n"
+	"  -q, --quiet       no text on stdout (unless --text) and no summary;\n"
+	"                    damage is still reported on stderr\n"
+	"  -m, --mark-order  text: before each event whose order with the one\n"
+	"                    before it, of another CPU, the skew bounds do not\n"
+	"                    decide (their times lie within the pair's '# order:'\n"
+	"                    figure), a line 'CPU:<b> [ORDER UNDECIDED: <d> ns after\n"
+	"                    CPU:<a>, within <w> ns]'; without it such pairs are\n"
+	"                    only counted (stderr, 'order:')\n"
+	"  -n, --last N      text: only the N most recent events (merged order);\n"
+	"                    0: all\n"
+	"  -c, --cpu N       text: only CPU N (an error if the dump has no CPU N)\n"
+	"  last=N cpu=N      the same, spelt as the kernel's `dump text` takes them\n"
+	"  -d, --dump K      the K-th dump of the capture (1 = first; default: the last)\n"
+	"  -h, --help        this text\n"
+	"A rejected command line prints one 'error:' line and exits with status 2.\n"
 	"\n"
 	"Damage (bad CRCs, missing or repeated frames, truncation, bytes that are no\n"
 	"frame inside the dump, no END frame) is reported on stderr, one line each,\n"
@@ -105,10 +109,11 @@ struct args {
 	int32_t dump;		/* --dump K - 1, or -1 for the last */
 };
 
+/* One line for any rejected command line: what, and where to read more. */
 static int bad_usage(const char *why, const char *arg)
 {
-	fprintf(stderr, "baretrace-decode: %s%s%s\n%s", why, arg ? ": " : "", arg ? arg : "",
-		usage);
+	fprintf(stderr, "baretrace-decode: error: %s%s%s; try 'baretrace-decode --help'\n", why,
+		arg ? ": " : "", arg ? arg : "");
 	return EXIT_USAGE;
 }
 
@@ -127,57 +132,92 @@ static bool number(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
+/* Each long option and its short form (getopt_long: --text=FILE and --text FILE). */
+static const struct option long_opts[] = {
+	{ "text", required_argument, NULL, 'o' },
+	{ "ctf", required_argument, NULL, 'C' },
+	{ "trace-dat", required_argument, NULL, 'T' },
+	{ "events", no_argument, NULL, 'e' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "mark-order", no_argument, NULL, 'm' },
+	{ "last", required_argument, NULL, 'n' },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "dump", required_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The option getopt_long just turned down, as the user typed it. */
+static const char *rejected(char **argv, char *buf, size_t len)
+{
+	const char *w = argv[optind - 1];
+
+	if (!strncmp(w, "--", 2))
+		return w;	/* a long option: the whole word */
+	snprintf(buf, len, "-%c", optopt);
+	return buf;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
+	char sel[64], opt[3];
 	uint64_t v;
-	int i;
+	int c, i;
 
 	*a = (struct args){ .sel = { .cpu = TRACE_TEXT_ALL_CPUS }, .dump = -1 };
-	for (i = 1; i < argc; i++) {
-		const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+	opterr = 0;		/* its messages are ours, one line */
+	while ((c = getopt_long(argc, argv, ":o:C:T:eqmn:c:d:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(usage, stdout);
 			exit(EXIT_OK);
-		} else if (!strcmp(o, "--events")) {
+		case 'e':
 			a->events = true;
-		} else if (!strcmp(o, "--quiet")) {
+			break;
+		case 'q':
 			a->quiet = true;
-		} else if (!strcmp(o, "--mark-order")) {
+			break;
+		case 'm':
 			a->mark_order = true;
-		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf") || !strcmp(o, "--trace-dat")) {
-			if (!val)
-				return bad_usage("missing value for", o);
-			*(!strcmp(o, "--text") ? &a->text : !strcmp(o, "--ctf") ? &a->ctf
-									: &a->trace_dat) = val;
-			i++;
-		} else if (!strcmp(o, "--last") || !strcmp(o, "--cpu")) {
+			break;
+		case 'o':
+			a->text = optarg;
+			break;
+		case 'C':
+			a->ctf = optarg;
+			break;
+		case 'T':
+			a->trace_dat = optarg;
+			break;
+		case 'n':
+		case 'c':
 			/* The kernel's spelling, through the same parser. */
-			char sel[64];
-
-			snprintf(sel, sizeof(sel), "%s=%s", o + 2, val ? val : "");
-			if (strlen(o + 2) + 1 + strlen(val ? val : "") >= sizeof(sel) ||
-			    trace_text_parse_arg(sel, &a->sel))
-				return bad_usage(!strcmp(o, "--last") ?
-						 "--last needs a number (0: all)" :
-						 "--cpu needs a CPU number", val);
-			i++;
-		} else if (trace_text_parse_arg(o, &a->sel) == 0) {
-			continue;	/* last=N or cpu=N, as `dump text` takes them */
-		} else if (strchr(o, '=') && (!strncmp(o, "last=", 5) || !strncmp(o, "cpu=", 4))) {
-			return bad_usage("bad selection", o);
-		} else if (!strcmp(o, "--dump")) {
-			if (!number(val, INT32_MAX, &v) || v == 0)
-				return bad_usage("--dump needs a number from 1", val);
+			i = snprintf(sel, sizeof(sel), "%s=%s", c == 'n' ? "last" : "cpu", optarg);
+			if (i >= (int)sizeof(sel) || trace_text_parse_arg(sel, &a->sel))
+				return bad_usage(c == 'n' ? "--last needs a number (0: all)" :
+						 "--cpu needs a CPU number", optarg);
+			break;
+		case 'd':
+			if (!number(optarg, INT32_MAX, &v) || v == 0)
+				return bad_usage("--dump needs a number from 1", optarg);
 			a->dump = (int32_t)(v - 1);
-			i++;
-		} else if (o[0] == '-' && o[1]) {
-			return bad_usage("unknown option", o);
-		} else if (a->capture) {
-			return bad_usage("more than one capture", o);
-		} else {
-			a->capture = o;
+			break;
+		case ':':
+			return bad_usage("missing value for", rejected(argv, opt, sizeof(opt)));
+		default:
+			return bad_usage("unknown option", rejected(argv, opt, sizeof(opt)));
 		}
+	}
+	for (i = optind; i < argc; i++) {
+		const char *o = argv[i];
+
+		if (trace_text_parse_arg(o, &a->sel) == 0)
+			continue;	/* last=N or cpu=N, as `dump text` takes them */
+		if (!strncmp(o, "last=", 5) || !strncmp(o, "cpu=", 4))
+			return bad_usage("bad selection", o);
+		if (a->capture)
+			return bad_usage("more than one capture", o);
+		a->capture = o;
 	}
 	if (!a->capture)
 		return bad_usage("no capture given", NULL);
@@ -351,7 +391,7 @@ int main(int argc, char **argv)
 		return EXIT_NOTHING;
 	}
 	if (rc == DUMP_READ_NO_SUCH_DUMP) {
-		fprintf(stderr, "baretrace-decode: %s holds %u dumps; there is no dump %d\n",
+		fprintf(stderr, "baretrace-decode: error: %s holds %u dumps; there is no dump %d\n",
 			a.capture, r.nr_dumps, a.dump + 1);
 		free(cap);
 		return EXIT_USAGE;
@@ -363,6 +403,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = dump_read(cap, len, &ro, arena, r.arena_needed, &r);
+	if (a.sel.cpu != TRACE_TEXT_ALL_CPUS && a.sel.cpu >= r.nr_cpus) {
+		fprintf(stderr, "baretrace-decode: error: no cpu %u: dump id %u has %u CPUs\n",
+			a.sel.cpu, r.dump_id, r.nr_cpus);
+		free(arena);
+		free(cap);
+		return EXIT_USAGE;
+	}
 	report_clocks(&r);
 	if (r.has_end && (r.end.flags & DUMP_END_CUT))
 		fprintf(stderr, "baretrace-decode: dump id %u was cut short in the kernel "

@@ -25,7 +25,7 @@ EVENT_RE = re.compile(
     r"^\s*(\S+)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
 LOST_RE = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
 BT_RE = re.compile(
-    r"^\[(-?\d+)\.(\d{9})\] \([^)]*\) (\w+): \{ cpu_id = (\d+), page_pos = \d+, "
+    r"^\[(-?\d+)\.(\d{9})\] \([^)]*\) baretrace (\w+): \{ cpu_id = (\d+), page_pos = \d+, "
     r"clock_trusted = (\d) \}, \{ ctx = (\d+) \}, \{ (.*) \}$")
 BT_DISCARD_RE = re.compile(
     r"WARNING: Tracer discarded (\d+) events between .* within stream \"[^\"]*stream_(\d+)\"")
@@ -492,3 +492,91 @@ def test_ftrace_symbols_in_babeltrace(tmp_path):
     assert [(c, f["func_sym"]) for c, f in bt_entries] == [(c, n + "+0x0") for c, n in entries]
     assert {f["func_sym"] for f in bt_exits} <= {n + "+0x0" for _, n in entries}
     assert any(n == "smp_init" for _, n in entries)
+
+
+def one_error_line(r, *words):
+    """A rejected command line: status 2, no output, one stderr line that is
+    an error and points at --help."""
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("baretrace-decode: error: "), err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def test_options_long_short_and_errors(tmp_path):
+    """getopt_long: --opt=VALUE, --opt VALUE and the short forms give the same
+    output; every rejected command line is one 'error:' line with the try
+    --help hint (not the whole usage); a CPU the dump does not have is an
+    error, not an empty trace. Kills: the hand-made parser (--text=FILE
+    'unknown option' and the usage's ~50 lines after it), --cpu 7 on a
+    4-CPU dump printing only the header and exiting 0."""
+    cap, want = make_capture(tmp_path, "--events", 2000)
+    for opts in (["--text=" + str(tmp_path / "a.txt"), "--quiet"],
+                 ["-o", tmp_path / "a.txt", "-q"], ["-qo", tmp_path / "a.txt"]):
+        (tmp_path / "a.txt").unlink(missing_ok=True)
+        r = decode(cap, *opts)
+        assert r.returncode == 0 and r.stdout == b"" and r.stderr == b"", (opts, r.stderr)
+        assert (tmp_path / "a.txt").read_bytes() == want
+    sel = decode(cap, "--cpu", 2, "--last", 7).stdout
+    assert sel.count(b"[002]") == 7
+    for opts in (["--cpu=2", "--last=7"], ["-c", 2, "-n", 7], ["-c2", "-n7"], ["cpu=2", "last=7"]):
+        assert decode(cap, *opts).stdout == sel, opts
+    assert decode(cap, "-e").stdout == decode(cap, "--events").stdout != b""
+    assert decode(cap, "-m").stdout == decode(cap, "--mark-order").stdout
+    r = decode(cap, "-q", "-C", tmp_path / "ctf", "-T", tmp_path / "t.dat")
+    assert r.returncode == 0 and (tmp_path / "ctf" / "metadata").exists() \
+        and (tmp_path / "t.dat").exists()
+    assert decode(cap, "-d", 1).stdout == decode(cap, "--dump=1").stdout == want
+    assert decode("-h").stdout == decode("--help").stdout
+
+    one_error_line(decode(cap, "--bogus"), "unknown option: --bogus", "try 'baretrace-decode --help'")
+    one_error_line(decode(cap, "-x"), "unknown option: -x", "--help")
+    one_error_line(decode(cap, "--text"), "missing value for: --text", "--help")
+    one_error_line(decode(cap, "-o"), "missing value for: -o", "--help")
+    one_error_line(decode(cap, "--cpu", "x"), "--cpu needs a CPU number: x", "--help")
+    one_error_line(decode(cap, "--last=-1"), "--last needs a number", "--help")
+    one_error_line(decode(cap, "last=x"), "bad selection: last=x", "--help")
+    one_error_line(decode(cap, cap), "more than one capture", "--help")
+    one_error_line(decode("--quiet"), "no capture given", "--help")
+    one_error_line(decode(cap, "--dump", 2), "holds 1 dumps; there is no dump 2")
+    for opts in (["--cpu", 7], ["cpu=4"], ["-c4", "--ctf", tmp_path / "ctf4"]):
+        one_error_line(decode(cap, *opts), f"no cpu {opts[0][-1] if opts[0] != '--cpu' else 7}: "
+                       "dump id ", "has 4 CPUs")
+    assert not (tmp_path / "ctf4").exists()
+
+
+def bt_trace_header(ctf_dir):
+    r = run(BABELTRACE, "-c", "sink.text.details", "--params", "with-data=false", str(ctf_dir))
+    assert r.returncode == 0, r.stderr.decode()
+    r = run(BABELTRACE, "-c", "sink.text.details", str(ctf_dir))
+    out = r.stdout.decode()
+    name = re.search(r"^  Trace `([^`]*)`:", out, re.M)
+    uuid = re.search(r"^    UUID: ([0-9a-f-]{36})$", out, re.M)
+    return name and name[1], uuid and uuid[1]
+
+
+@pytest.mark.skipif(BABELTRACE is None, reason="babeltrace2 not installed (scripts/deps.sh)")
+def test_ctf_has_uuid_and_name(tmp_path):
+    """babeltrace2 shows the trace's name and UUID (not `` and '(no UUID)'):
+    the same dump decoded twice gets the same UUID, another dump another;
+    a dump without negative times has offset_s = 0, never '-0'. Kills: no
+    uuid or hostname in the metadata, a UUID from the time of decoding, the
+    '-%llu' of the offset."""
+    a, _ = make_capture(tmp_path, name="a")
+    b, _ = make_capture(tmp_path, "--seed", 9, name="b")
+    seen = []
+    for cap, d in ((a, "a1"), (a, "a2"), (b, "b")):
+        assert decode(cap, "--quiet", "--ctf", tmp_path / d).returncode == 0
+        name, uuid = bt_trace_header(tmp_path / d)
+        assert name == "baretrace" and uuid, (name, uuid)
+        assert re.match(r"^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                        uuid), uuid
+        assert "\ttrace_name = \"baretrace-dump-" in (tmp_path / d / "metadata").read_text()
+        seen.append(uuid)
+    assert seen[0] == seen[1] != seen[2]
+    cap = os.path.join(CAPTURES, "ftrace.bin")
+    assert decode(cap, "--quiet", "--ctf", tmp_path / "f").returncode == 0
+    meta = (tmp_path / "f" / "metadata").read_text()
+    assert "\toffset_s = 0;\n" in meta and "-0;" not in meta
