@@ -676,7 +676,7 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 		if (dc->has_stats)
 			tb_printf(&o, "entries: %llu\noverrun: %llu\ncommit overrun: %llu\n"
 				  "bytes: %llu\ndropped events: %llu\nread events: %llu\n"
-				  "lost events: %llu\n", (unsigned long long)st->entries,
+				  "lost events: %llu\n", (unsigned long long)st->in_buffer,
 				  (unsigned long long)st->overrun,
 				  (unsigned long long)st->commit_overrun,
 				  (unsigned long long)st->bytes, (unsigned long long)st->dropped,

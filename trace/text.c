@@ -514,7 +514,7 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 		line_add(&l, "# cpu=%u", c->cpu);
 		if (st)
 			line_add(&l, " entries=%llu overrun=%llu dropped=%llu commit_overrun=%llu"
-				 " read=%llu lost=%llu", (unsigned long long)st->entries,
+				 " read=%llu lost=%llu", (unsigned long long)st->in_buffer,
 				 (unsigned long long)st->overrun, (unsigned long long)st->dropped,
 				 (unsigned long long)st->commit_overrun,
 				 (unsigned long long)st->read, (unsigned long long)st->lost);

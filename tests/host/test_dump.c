@@ -130,7 +130,8 @@ static void test_text_exact(void **state)
 	};
 	struct clock_conv c0, c1;
 	struct dump_stats st0 = { .cpu = 0, .state = DUMP_STATE_OFF, .written = 5,
-				  .entries = 3, .overrun = 2, .read = 3, .lost = 2 };
+				  .entries = 3, .overrun = 2, .read = 3, .lost = 2,
+				  .in_buffer = 1 };	/* "entries=": unread, as ftrace */
 	const void *pages0[] = { p0, p2 }, *pages1[] = { p1 };
 	const uint64_t lost0[] = { 2, 0 };
 	struct trace_text_cpu tc[2] = {
@@ -148,7 +149,7 @@ static void test_text_exact(void **state)
 		"# tracer: baretrace\n"
 		"#\n"
 		"# entries-in-buffer/entries-written: 6/7   #P:2\n"
-		"# cpu=0 entries=3 overrun=2 dropped=0 commit_overrun=0 read=3 lost=2\n"
+		"# cpu=0 entries=1 overrun=2 dropped=0 commit_overrun=0 read=3 lost=2\n"
 		"# cpu=1 stats=missing clock=untrusted\n"
 		"# events: enabled=17/17 all\n"
 		"# U: clock=untrusted: the kernel could not bound this CPU's TSC skew, or its "

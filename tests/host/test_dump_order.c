@@ -100,9 +100,9 @@ static const char want_head[] =
 	"# tracer: baretrace\n"
 	"#\n"
 	"# entries-in-buffer/entries-written: 9/9   #P:3\n"
-	"# cpu=0 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
-	"# cpu=1 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
-	"# cpu=2 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0 clock=untrusted "
+	"# cpu=0 entries=0 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
+	"# cpu=1 entries=0 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
+	"# cpu=2 entries=0 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0 clock=untrusted "
 	"untrusted_from=1.000002000\n";
 
 /* The built-in events, counted here: every one is enabled in these captures. */

@@ -441,3 +441,27 @@ def test_function_events_as_ftrace_s(tmp_path):
     assert got_func == want_func
     # Printed by trace-cmd's handlers, not from a baretrace print fmt.
     assert not any("func=" in l or "depth=" in l for l in tc), tc
+
+
+def test_entries_are_ftraces_unread_events(tmp_path):
+    """'entries' means what ftrace's per_cpu stats and trace-cmd mean: events
+    still unread in the buffer (after the dump read its pages), the same in
+    the text's '# cpu=' lines and in trace-cmd report --stat, where trace-cmd
+    notes they "should all be zero": so they are for a dump that read every
+    page (overwrite mode), and a discard-mode ring's unreadable tail page for
+    the other. Kills: entries as events stored (the old 1014, 2072, ...)."""
+    dat = tmp_path / "t.dat"
+    for name, zero in (("demo-overwrite.bin", True), ("demo-discard.bin", False)):
+        cap = os.path.join(CAPTURES, name)
+        text = run(DECODE, cap).stdout.decode()
+        head = {int(c): (int(e), int(rd)) for c, e, rd in re.findall(
+            r"^# cpu=(\d+) entries=(\d+) overrun=\d+ dropped=\d+ commit_overrun=\d+ read=(\d+) ",
+            text, re.M)}
+        write_dat(cap, dat)
+        stat = run(TRACE_CMD, "report", "--stat", str(dat)).stdout.decode()
+        tc = {int(c): (int(e), int(rd)) for c, e, rd in re.findall(
+            r"^CPU: (\d+)\nentries: (\d+)\n(?:.*\n)*?read events: (\d+)\n", stat, re.M)}
+        assert head == tc and len(head) == 4, (name, head, tc)
+        total = int(re.search(r"^# entries-in-buffer/entries-written: (\d+)/", text, re.M)[1])
+        assert total == sum(rd for _, rd in head.values()), (name, total, head)
+        assert all((e == 0) == zero and e < 4096 // 8 for e, _ in head.values()), (name, head)
