@@ -19,6 +19,7 @@
 #include <trace/text.h>
 
 #include "ctf.h"
+#include "damage.h"
 #include "trace_dat.h"
 
 #define MAX_CAPTURE	(1ull << 31)	/* 2 GiB: more than any serial line carries */
@@ -273,12 +274,23 @@ static void file_write(void *ctx, const void *buf, size_t len)
 	fwrite(buf, 1, len, ctx);
 }
 
+static size_t total_pages(const struct dump_result *r)
+{
+	size_t n = 0;
+
+	for (uint32_t c = 0; c < r->nr_cpus; c++)
+		n += r->cpus[c].nr_pages;
+	return n;
+}
+
 static int write_text(const struct args *a, const struct dump_result *r,
 		      struct trace_text_summary *sum)
 {
 	struct trace_text_opts o = a->sel;
 	struct trace_symbols syms = dump_symbols(r);
 	struct trace_text_cpu *tc = calloc(r->nr_cpus + 1, sizeof(*tc));
+	uint64_t *transit = calloc(total_pages(r) + 1, sizeof(*transit)), *t = transit;
+	char damaged[512];
 	void *scratch = calloc(1, trace_text_scratch_size(r->nr_cpus) + 8);
 	FILE *f = a->text ? fopen(a->text, "w") : stdout;
 	struct trace_sink sink = { file_write, f };
@@ -287,11 +299,18 @@ static int write_text(const struct args *a, const struct dump_result *r,
 	if (!f) {
 		fprintf(stderr, "baretrace-decode: %s: %s\n", a->text, strerror(errno));
 		rc = -1;
-	} else if (!tc || !scratch) {
+	} else if (!tc || !scratch || !transit) {
 		fprintf(stderr, "baretrace-decode: out of memory\n");
 		rc = -1;
 	} else {
 		dump_text_cpus(r, tc);
+		for (uint32_t c = 0; c < r->nr_cpus; c++) {
+			tc[c].transit = t;
+			for (uint32_t k = 0; k < r->cpus[c].nr_pages; k++)
+				*t++ = dump_transit_lost(&r->cpus[c], k);
+		}
+		if (dump_damage_note(r, damaged, sizeof(damaged)))
+			o.damaged = damaged;
 		o.catalog = dump_catalog(r);
 		o.syms = &syms;
 		o.calib = dump_calib(r);
@@ -305,6 +324,7 @@ static int write_text(const struct args *a, const struct dump_result *r,
 		rc = -1;
 	}
 	free(tc);
+	free(transit);
 	free(scratch);
 	return rc;
 }

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "ctf.h"
+#include "damage.h"
 
 #define CTF_MAGIC		0xc1fc1fc1u
 #define CTF_UNKNOWN_ID		65535u	/* event class of unknown events */
@@ -200,7 +201,7 @@ static void trace_uuid(const struct dump_result *r, char out[37])
 static int write_metadata(const char *dir, const struct dump_result *r, uint64_t bias)
 {
 	const struct trace_catalog *cat = dump_catalog(r);
-	char path[4096], uuid[37];
+	char path[4096], uuid[37], damaged[512];
 	FILE *f;
 	uint32_t id, i;
 
@@ -230,6 +231,17 @@ static int write_metadata(const char *dir, const struct dump_result *r, uint64_t
 			"\tcalib_spread_ppb = %llu;\n", r->calib.ref, r->calib.used,
 			r->calib.left_out, (unsigned long long)r->calib.vote_err_ppb,
 			(unsigned long long)r->calib.spread_ppb);
+	if (dump_damage_note(r, damaged, sizeof(damaged)))	/* the text's "# damaged:" */
+		fprintf(f, "\tdamaged = \"%s\";\n", damaged);
+	for (i = 0; i < r->nr_cpus; i++) {
+		uint64_t transit = 0;
+
+		for (uint32_t k = 0; k < r->cpus[i].nr_pages; k++)
+			transit += dump_transit_lost(&r->cpus[i], k);
+		if (transit)	/* of the discarded events, those the capture lost */
+			fprintf(f, "\tcpu%u_lost_in_transit = %llu;\n", i,
+				(unsigned long long)transit);
+	}
 	for (i = 0; i < r->nr_cpus; i++)
 		if (r->cpus[i].has_trust)
 			fprintf(f, "\tcpu%u_untrusted_from_ns = %lld;\n", i,

@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "trace_dat.h"
+#include "damage.h"
 
 #define TDAT_VERSION		"6"
 #define TDAT_PAGE_MIN		4096u	/* smallest page written */
@@ -650,13 +651,16 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 {
 	const struct dump_result *r = t->r;
 	struct tbuf o = { 0 };
-	uint32_t c;
+	char damaged[512];
+	uint64_t transit;
+	uint32_t c, k;
 
 	tb_put(b, "options  ", 10);
-	tb_printf(&o, "baretrace dump %u of %u (id %u): %u CPUs, tsc_hz=%llu, %s",
+	tb_printf(&o, "baretrace dump %u of %u (id %u): %u CPUs, tsc_hz=%llu, %s%s",
 		  r->index + 1, r->nr_dumps, r->dump_id, r->nr_cpus,
 		  (unsigned long long)r->begin.tsc_hz,
-		  r->complete ? "complete" : "DAMAGED: what was decoded");
+		  dump_damage_note(r, damaged, sizeof(damaged)) ? "damaged: " : "complete",
+		  damaged);
 	if (t->bias_s)
 		tb_printf(&o, ", times shifted by +%llu s", (unsigned long long)t->bias_s);
 	if (r->has_calib)
@@ -683,6 +687,11 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 				  (unsigned long long)st->read, (unsigned long long)st->lost);
 		else
 			tb_printf(&o, "stats: missing\n");
+		transit = 0;	/* frames missing from the capture, apart from "lost events" */
+		for (k = 0; k < dc->nr_pages; k++)
+			transit += dump_transit_lost(dc, k);
+		if (transit)
+			tb_printf(&o, "lost in transit: %llu\n", (unsigned long long)transit);
 		tb_printf(&o, "clock: %s%s%s\n", clock_word(dc->clock_state),
 			  dc->clock_note[0] ? ": " : "", dc->clock_note);
 		if (dc->has_trust)	/* trusted before it: trace.dat has no per-event flag */

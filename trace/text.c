@@ -58,6 +58,7 @@ struct text_cursor {
 	int64_t ns;			/* its time */
 	struct rb_event ev;		/* ITEM_EVENT: the event */
 	uint64_t lost;			/* ITEM_LOST: how many */
+	uint64_t transit;		/* ITEM_LOST: of them, lost in the capture */
 	uint32_t bad_off;		/* ITEM_MALFORMED: record offset */
 	uint64_t events;		/* counting pass: events */
 	uint64_t lost_total;		/* counting pass: lost events */
@@ -319,6 +320,9 @@ static void cursor_advance(struct text_cursor *k)
 		if (lost) {
 			k->item = ITEM_LOST;
 			k->lost = lost;
+			k->transit = c->transit ? c->transit[k->next_page - 1] : 0;
+			if (k->transit > lost)
+				k->transit = lost;
 			k->ns = clock_cycles_to_ns(c->clock, hdr->base_ts);
 			return;
 		}
@@ -502,6 +506,10 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 	}
 	line_add(&l, "# tracer: baretrace");
 	line_put(&l, out);
+	if (opts->damaged) {
+		line_add(&l, "# damaged: %s", opts->damaged);
+		line_put(&l, out);
+	}
 	line_add(&l, "#");
 	line_put(&l, out);
 	line_add(&l, "# entries-in-buffer/entries-written: %llu/%llu   #P:%u",
@@ -698,10 +706,21 @@ static void put_marker(const struct text_cursor *k, const struct trace_sink *out
 	struct text_line l = { .len = 0 };
 
 	if (k->item == ITEM_LOST) {
-		line_add(&l, "CPU:%u [LOST %llu EVENTS]", k->c->cpu,
-			 (unsigned long long)k->lost);
-		sum->lost_lines++;
+		/* The ring's losses as ftrace marks them; the capture's apart. */
+		if (k->lost > k->transit) {
+			line_add(&l, "CPU:%u [LOST %llu EVENTS]", k->c->cpu,
+				 (unsigned long long)(k->lost - k->transit));
+			line_put(&l, out);
+			sum->lost_lines++;
+		}
+		if (k->transit) {
+			line_add(&l, "CPU:%u [LOST %llu EVENTS IN TRANSIT]", k->c->cpu,
+				 (unsigned long long)k->transit);
+			line_put(&l, out);
+			sum->lost_lines++;
+		}
 		sum->lost_events += k->lost;
+		return;
 	} else {
 		line_add(&l, "CPU:%u [MALFORMED PAGE pos=%llu at offset %u]", k->c->cpu,
 			 (unsigned long long)k->page_pos, k->bad_off);

@@ -204,7 +204,10 @@ def test_damaged_capture(tmp_path):
     r = decode(tmp_path / "junk.bin")
     assert r.returncode == 1
     assert b"bytes of non-frame data inside the dump" in r.stderr
-    assert r.stdout == want
+    # Every frame arrived: the same text, but not said to be intact.
+    out = r.stdout.split(b"\n")
+    assert out[1].startswith(b"# damaged: 1 problem in the capture (")
+    assert b"\n".join(out[:1] + out[2:]) == want
 
     # Nothing at all, and no such file.
     (tmp_path / "text.bin").write_bytes(b"just a console\r\n" * 100)
@@ -580,3 +583,54 @@ def test_ctf_has_uuid_and_name(tmp_path):
     assert decode(cap, "--quiet", "--ctf", tmp_path / "f").returncode == 0
     meta = (tmp_path / "f" / "metadata").read_text()
     assert "\toffset_s = 0;\n" in meta and "-0;" not in meta
+
+
+def drop_a_page_frame(tmp_path, data):
+    """The capture without one PAGE frame from the middle of a CPU's pages
+    (the decoder can then prove the events it held), and what stderr says."""
+    offs = [m.start() for m in re.finditer(re.escape(b"\xbaTR\xce"), data)]
+    for i in range(len(offs) - 2, 0, -1):
+        cut = tmp_path / "drop.bin"
+        cut.write_bytes(data[:offs[i]] + data[offs[i + 1]:])
+        r = decode(cut, "--quiet")
+        m = re.search(rb"damage: cpu (\d+): (\d+) events between pages pos \d+ and \d+ are "
+                      rb"missing from the capture", r.stderr)
+        if m:
+            return cut, int(m[1]), int(m[2])
+    pytest.fail("no PAGE frame whose loss the decoder can count")
+
+
+def test_damage_is_in_every_output(tmp_path):
+    """A damaged capture does not look intact: the text's second line is
+    '# damaged: ...', events a missing frame held print as 'CPU:<n> [LOST
+    <m> EVENTS IN TRANSIT]' apart from the ring's '[LOST <m> EVENTS]' (the
+    same ring losses as the intact capture's), and the CTF metadata and the
+    trace.dat (uname, --stat) say the same. Kills: damage only on stderr,
+    transit losses added into the ring's LOST lines."""
+    cap, want = make_capture(tmp_path, "--events", 3000)
+    assert b"# damaged" not in want and b"IN TRANSIT" not in want
+    cut, cpu, n = drop_a_page_frame(tmp_path, cap.read_bytes())
+    r = decode(cut, "--ctf", tmp_path / "ctf", "--trace-dat", tmp_path / "t.dat")
+    assert r.returncode == 1
+    text = r.stdout.decode().splitlines()
+    assert text[0] == "# tracer: baretrace"
+    assert re.match(r"^# damaged: \d+ problems in the capture \(the decoder's stderr: one line "
+                    rf"each, with byte offsets\); {n} events of 1 CPU lost in transit", text[1]), text[1]
+    assert text.count(f"CPU:{cpu} [LOST {n} EVENTS IN TRANSIT]") == 1
+    ring = sorted(l for l in text if LOST_RE.match(l))
+    assert ring == sorted(l for l in want.decode().splitlines() if LOST_RE.match(l))
+    meta = (tmp_path / "ctf" / "metadata").read_text()
+    assert f"\tdamaged = \"{text[1][len('# damaged: '):]}\";" in meta
+    assert f"\tcpu{cpu}_lost_in_transit = {n};" in meta
+    if shutil.which("trace-cmd"):
+        tc = run("trace-cmd", "report", "--uname", "-i", str(tmp_path / "t.dat")).stdout.decode()
+        assert "damaged: " + text[1][len("# damaged: "):] in tc, tc
+        st = run("trace-cmd", "report", "--stat", "-i", str(tmp_path / "t.dat")).stdout.decode()
+        assert re.search(rf"^CPU: {cpu}\n(.*\n)*?lost in transit: {n}$", st, re.M), st
+    # Truncated: no END frame, said in the header too; intact: no such line.
+    trunc = tmp_path / "trunc.bin"
+    data = cap.read_bytes()
+    trunc.write_bytes(data[:len(data) * 3 // 4])
+    line = decode(trunc).stdout.decode().splitlines()[1]
+    assert line.startswith("# damaged: ") and "; no END frame: the capture ends early" in line
+    assert b"# damaged" not in decode(cap).stdout

@@ -25,7 +25,8 @@ REAL = ["demo-overwrite.bin", "demo-discard.bin", "trace-printk.bin", "extra-eve
 # The decoder's text (trace/text.h) and trace-cmd report -t's lines.
 TEXT_EVENT = re.compile(
     r"^\s*(task|softirq|irq|nmi|\?)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
-TEXT_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
+# The ring's losses and the capture's (IN TRANSIT): trace.dat's DROPPED counts both.
+TEXT_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS(?: IN TRANSIT)?\]$")
 TEXT_BAD = re.compile(r"^CPU:(\d+) \[MALFORMED PAGE pos=(\d+) at offset (\d+)\]$")
 TC_EVENT = re.compile(r"^\s*(\w+)/(\d+)-(\d+)\s+\[(\d{3})\]\s+(\d+)\.(\d{9}): (\w+):\s*(.*)$")
 TC_DROPPED = re.compile(r"^CPU:(\d+) \[(\d+) EVENTS DROPPED\]$")
