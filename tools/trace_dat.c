@@ -610,11 +610,6 @@ static void put_printk(struct tbuf *b, const struct tdat *t)
 	free(k.p);
 }
 
-static uint32_t tdat_pid(uint32_t cpu, uint32_t ctx)
-{
-	return 1u + 4u * cpu + (ctx < 4 ? ctx : 0);
-}
-
 static void put_cmdlines(struct tbuf *b, const struct tdat *t)
 {
 	struct tbuf k = { 0 };
@@ -622,7 +617,7 @@ static void put_cmdlines(struct tbuf *b, const struct tdat *t)
 
 	for (c = 0; c < t->r->nr_cpus; c++)
 		for (ctx = 0; ctx < 4; ctx++)
-			tb_printf(&k, "%u %s/%u\n", tdat_pid(c, ctx), trace_ctx_name(ctx), c);
+			tb_printf(&k, "%u %s/%u\n", trace_ctx_pid(c, ctx), trace_ctx_name(ctx), c);
 	b->oom |= k.oom;
 	put_sized(b, &k, 8);
 	free(k.p);
@@ -799,7 +794,7 @@ static void put_common(uint8_t *rec, uint32_t id, uint32_t cpu, uint32_t ctx)
 		0, TDAT_FLAG_SOFTIRQ, TDAT_FLAG_HARDIRQ, TDAT_FLAG_NMI | TDAT_FLAG_HARDIRQ,
 	};
 	uint16_t type = (uint16_t)id;
-	int32_t pid = (int32_t)tdat_pid(cpu, ctx);
+	int32_t pid = (int32_t)trace_ctx_pid(cpu, ctx);
 
 	memcpy(rec, &type, 2);
 	rec[2] = ctx < 4 ? flags[ctx] : 0;

@@ -120,6 +120,11 @@ const char *trace_ctx_name(uint32_t ctx)
 	return ctx < 4 ? trace_ctx_names[ctx] : "?";
 }
 
+uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx)
+{
+	return 1u + 4u * cpu + (ctx < 4 ? ctx : 0);
+}
+
 /* ---- clocks ---- */
 
 static void why_put(char *why, size_t len, const char *fmt, ...) __printf(3, 4);
@@ -591,23 +596,27 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 	put_order_lines(ks, n, out);
 	line_add(&l, "#");
 	line_put(&l, out);
-	line_add(&l, "#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION");
-	line_put(&l, out);
-	line_add(&l, "#         | |      |     |             |      |");
-	line_put(&l, out);
+	/* The columns, as ftrace's legend draws them (TASK-PID: trace_ctx_pid()). */
+	for (const char *p = TRACE_TEXT_LEGEND, *e; *p; p = e + 1) {
+		for (e = p; *e != '\n'; e++)
+			;
+		line_add(&l, "%.*s", (int)(e - p), p);
+		line_put(&l, out);
+	}
 }
 
-/* "<context>-<cpu> [<cpu>] <flags> <s>.<ns>: " */
+/* "<context>/<cpu>-<pid> [<cpu>] <flags> <s>.<ns>: " */
 static void put_prefix(struct text_line *l, const struct text_cursor *k, uint32_t ctx)
 {
-	char secs[24];
+	char secs[24], comm[24];
 	int64_t ns = k->ns;
 	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
 	char trust = trust_flag(k->c, ns);
 
 	ksnprintf(secs, sizeof(secs), "%s%llu", ns < 0 ? "-" : "",
 		  (unsigned long long)(mag / CLOCK_NSEC_PER_SEC));
-	line_add(l, "%11s-%-5u [%03u] ..%c%c %5s.%09llu: ", trace_ctx_name(ctx), k->c->cpu,
+	ksnprintf(comm, sizeof(comm), "%s/%u", trace_ctx_name(ctx), k->c->cpu);
+	line_add(l, "%11s-%-5u [%03u] ..%c%c %5s.%09llu: ", comm, trace_ctx_pid(k->c->cpu, ctx),
 		 k->c->cpu, trace_ctx_flag(ctx), trust, secs,
 		 (unsigned long long)(mag % CLOCK_NSEC_PER_SEC));
 }

@@ -150,6 +150,18 @@ struct trace_text_cpu {
 					 * missing; decoder only), or NULL: none */
 };
 
+/* The header's last lines: the columns, drawn as ftrace's legend is. */
+#define TRACE_TEXT_LEGEND							\
+	"# TASK-PID: <context>/<cpu>-<pid>, pid = 1 + 4 * cpu + context (task 0, "	\
+	"softirq 1, irq 2, nmi 3), as in the trace.dat\n"				\
+	"#                         _----=> '.' (ftrace: irqs-off)\n"			\
+	"#                        / _---=> '.' (ftrace: need-resched)\n"		\
+	"#                       | / _--=> '.' task, 's' softirq, 'h' irq, 'z' NMI\n"	\
+	"#                       || / _-=> 'U' clock untrusted (ftrace: preempt-depth)\n" \
+	"#                       ||| /\n"						\
+	"#      TASK-PID   CPU#  ||||       TIMESTAMP  FUNCTION\n"			\
+	"#         | |      |    ||||           |      |\n"
+
 /* Selections. */
 struct trace_text_opts {
 	uint64_t last;			/* only the last N events of the merged order; 0: all */
@@ -210,5 +222,12 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 /* The flag characters and context name of a known event (see above). */
 char trace_ctx_flag(uint32_t ctx);
 const char *trace_ctx_name(uint32_t ctx);
+
+/*
+ * The pid of a CPU's context, the same in the text ("irq/2-11") and the
+ * trace.dat (common_pid, saved cmdlines): 1 + 4 * cpu + context level
+ * (task 0, softirq 1, irq 2, nmi 3); a level past nmi counts as task.
+ */
+uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx);
 
 #endif

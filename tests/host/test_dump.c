@@ -160,15 +160,14 @@ static void test_text_exact(void **state)
 		"is not decided\n"
 		"# order: cpu=0 1=unbounded\n"
 		"#\n"
-		"#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION\n"
-		"#         | |      |     |             |      |\n"
-		"        nmi-1     [001] ..zU     0.999999551: nmi: count=9\n"
+		TRACE_TEXT_LEGEND
+		"      nmi/1-8     [001] ..zU     0.999999551: nmi: count=9\n"
 		"CPU:0 [LOST 2 EVENTS]\n"
-		"       task-0     [000] ....     1.000000010: producer: seq=1 value=7\n"
-		"    softirq-1     [001] ..sU     1.000001051: mark: id=3\n"
-		"        irq-0     [000] ..h.     1.000002000: lapic_tick: tick=4\n"
-		"    softirq-0     [000] ..s.     1.000003000: unknown: id=99 bytes=8\n"
-		"       task-0     [000] ....     2.000000001: mark: id=42\n"
+		"     task/0-1     [000] ....     1.000000010: producer: seq=1 value=7\n"
+		"  softirq/1-6     [001] ..sU     1.000001051: mark: id=3\n"
+		"      irq/0-3     [000] ..h.     1.000002000: lapic_tick: tick=4\n"
+		"  softirq/0-2     [000] ..s.     1.000003000: unknown: id=99 bytes=8\n"
+		"     task/0-1     [000] ....     2.000000001: mark: id=42\n"
 		"CPU:0 [MALFORMED PAGE pos=1 at offset 12]\n";
 
 	(void)state;
@@ -222,7 +221,8 @@ static void test_text_exact(void **state)
 	o.last = 1;
 	assert_int_equal(trace_text_write(tc, 2, &o, scratch, sizeof(scratch), &sink, &sum), 0);
 	membuf_write(&out, "", 1);
-	assert_non_null(strstr((char *)out.p, "       task-0     [000] ....    -0.999999999: mark: id=42\n"));
+	assert_non_null(strstr((char *)out.p,
+			       "     task/0-1     [000] ....    -0.999999999: mark: id=42\n"));
 	assert_null(strstr((char *)out.p, "producer"));
 	assert_int_equal(sum.printed, 1);
 	assert_int_equal(trace_text_write(tc, 2, &o, scratch, 8, &sink, &sum), -1);

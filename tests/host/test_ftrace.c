@@ -252,8 +252,8 @@ static void test_graph_text(void **state)
 		"    0.000011500 |   0) .      0.500 us  |     } /* leaf */\n"
 		"    0.000012000 |   0) .      1.900 us  |   } /* inner */\n"
 		"    0.000013000 |   0) .     13.000 us  | } /* outer */\n"
-		"       task-0     [000] ....     0.000014000: leaf <-inner+0x10\n"
-		"       task-0     [000] ....     0.000014001: 0x5000 <-outer+0x0\n");
+		"     task/0-1     [000] ....     0.000014000: leaf <-inner+0x10\n"
+		"     task/0-1     [000] ....     0.000014001: 0x5000 <-outer+0x0\n");
 }
 
 /* The line formatter alone: depth indent capped, unknown symbol, a negative time. */

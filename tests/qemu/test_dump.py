@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 
-EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
+EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
 
 
 def kernel_text(capture: bytes) -> bytes:

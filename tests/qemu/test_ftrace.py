@@ -80,7 +80,7 @@ def test_chain_graph_and_function_text(qemu, decoder, tmp_path):  # noqa: F811
     assert last[0][2] is None and last[1][2] is None
     assert 0 < c1 and 0 < c2 and c1 + c2 < b < a, last
     # The function tracer's pass: "func <-caller+0xoff".
-    fl = re.findall(r"^\s*task-0\s+\[000\] \.\.\.\. \s*\d+\.\d{9}: (ftrace_work_\w) <-(\S+)$",
+    fl = re.findall(r"^\s*task/0-1\s+\[000\] \.\.\.\. \s*\d+\.\d{9}: (ftrace_work_\w) <-(\S+)$",
                     text, re.M)
     assert [f for f, _ in fl[-4:]] == ["ftrace_work_a", "ftrace_work_b", "ftrace_work_c",
                                        "ftrace_work_c"], text
@@ -222,7 +222,7 @@ def test_fast_path_pages_read_back(shell, tracer):
     out = s.cmd("dump text cpu=0 last=0", timeout=300)
     assert "stopped" not in out and "malformed" not in out, out[-3000:]
     if tracer == "function":
-        got = len(re.findall(r"^\s*task-0\s+\[000\] \.\.\.\. \s*\d+\.\d{9}: "
+        got = len(re.findall(r"^\s*task/0-1\s+\[000\] \.\.\.\. \s*\d+\.\d{9}: "
                              r"ftrace_work_leaf <-ftrace_work_loop\+0x\w+$", out, re.M))
     else:
         g = [x for x in graph_lines(out) if "ftrace_work_leaf" in x[4]]

@@ -634,3 +634,31 @@ def test_damage_is_in_every_output(tmp_path):
     line = decode(trunc).stdout.decode().splitlines()[1]
     assert line.startswith("# damaged: ") and "; no END frame: the capture ends early" in line
     assert b"# damaged" not in decode(cap).stdout
+
+
+def test_task_pid_and_flag_columns(tmp_path):
+    """One naming for a CPU's context in every output: '<context>/<cpu>-<pid>',
+    pid = 1 + 4 * cpu + level, as the trace.dat's saved cmdlines (test_trace_dat
+    checks trace-cmd's lines); the header's legend names the four flag
+    columns as ftrace's does, the fourth the 'U' of an untrusted clock, and its
+    '||||' stand over the flags of every event line. Kills: 'task-<cpu>' (the
+    CPU number as a pid), a legend off by a column or without 'U'."""
+    _, text = make_capture(tmp_path, "--events", 2000)
+    lines = text.decode().splitlines()
+    col = next(l for l in lines if l.startswith("#      TASK-PID "))
+    f = col.index("||||")
+    legend = lines[lines.index(col) - 5:lines.index(col)]
+    assert [l.index("_") for l in legend[:4]] == [f + 2, f + 3, f + 4, f + 5], legend
+    assert "'U' clock untrusted" in legend[3] and "'h' irq" in legend[2], legend
+    assert lines[lines.index(col) - 6].startswith("# TASK-PID: <context>/<cpu>-<pid>, pid = 1 + 4 * cpu")
+    levels = ["task", "softirq", "irq", "nmi"]
+    n = 0
+    for l in lines:
+        m = re.match(r"^\s*(task|softirq|irq|nmi)/(\d+)-(\d+)\s+\[(\d{3})\] ", l)
+        if l.startswith("#") or l.startswith("CPU:"):
+            continue
+        assert m, l
+        assert int(m[2]) == int(m[4]) and int(m[3]) == 1 + 4 * int(m[2]) + levels.index(m[1]), l
+        assert re.match(r"^\.\.[.shz][.U]$", l[f:f + 4]) and l[f + 2] == ".shz"[levels.index(m[1])], l
+        n += 1
+    assert n > 1000

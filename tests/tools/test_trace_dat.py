@@ -24,7 +24,7 @@ REAL = ["demo-overwrite.bin", "demo-discard.bin", "trace-printk.bin", "extra-eve
 
 # The decoder's text (trace/text.h) and trace-cmd report -t's lines.
 TEXT_EVENT = re.compile(
-    r"^\s*(task|softirq|irq|nmi|\?)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
+    r"^\s*(task|softirq|irq|nmi|\?)/(\d+)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
 # The ring's losses and the capture's (IN TRANSIT): trace.dat's DROPPED counts both.
 TEXT_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS(?: IN TRANSIT)?\]$")
 TEXT_BAD = re.compile(r"^CPU:(\d+) \[MALFORMED PAGE pos=(\d+) at offset (\d+)\]$")
@@ -58,7 +58,10 @@ def parse_text(text):
             continue
         m = TEXT_EVENT.match(line)
         assert m, line
-        items.append(("ev", int(m[3]), ns_of(m[5], m[6]), m[7], m[8], m[1]))
+        # The task as trace-cmd names it (parse_report): <context>/<cpu>-<pid>.
+        cpu = int(m[4])
+        assert int(m[2]) == cpu and int(m[3]) == 1 + 4 * cpu + CONTEXTS.index(m[1]), line
+        items.append(("ev", cpu, ns_of(m[6], m[7]), m[8], m[9], m[1]))
     return items
 
 
