@@ -491,7 +491,7 @@ static void put_order_lines(const struct text_cursor *ks, uint32_t n,
 }
 
 static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t n,
-		       const struct trace_text_opts *opts, const struct trace_sink *out)
+		       const struct trace_text_opts *opts, bool graph, const struct trace_sink *out)
 {
 	static const char *const clock_notes[] = {
 		[TRACE_CLOCK_TRUSTED] = "",
@@ -509,7 +509,8 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 		in_buffer += ks[i].events;
 		written += st ? st->written : ks[i].events + ks[i].lost_total;
 	}
-	line_add(&l, "# tracer: baretrace");
+	/* As ftrace names its tracer: function_graph when its lines are here. */
+	line_add(&l, "# tracer: %s", graph ? "function_graph" : "baretrace");
 	line_put(&l, out);
 	if (opts->damaged) {
 		line_add(&l, "# damaged: %s", opts->damaged);
@@ -598,6 +599,12 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 	line_put(&l, out);
 	/* The columns, as ftrace's legend draws them (TASK-PID: trace_ctx_pid()). */
 	for (const char *p = TRACE_TEXT_LEGEND, *e; *p; p = e + 1) {
+		for (e = p; *e != '\n'; e++)
+			;
+		line_add(&l, "%.*s", (int)(e - p), p);
+		line_put(&l, out);
+	}
+	for (const char *p = graph ? TRACE_TEXT_GRAPH_LEGEND : "", *e; *p; p = e + 1) {
 		for (e = p; *e != '\n'; e++)
 			;
 		line_add(&l, "%.*s", (int)(e - p), p);
@@ -834,6 +841,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 	struct text_cursor *ks = scratch, *k;
 	uint64_t skip = 0, seen = 0;
 	uint32_t i, n = 0;
+	bool graph = false;
 
 	if (!sum)
 		sum = &dummy;
@@ -845,13 +853,19 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		if (!cpus[i].clock)
 			return -1;
 
-	/* Counting pass: events and losses of each selected CPU. */
+	/* Counting pass: events and losses of each selected CPU; graph lines? */
 	for (i = 0; i < nr_cpus; i++) {
 		if (opts->cpu != TRACE_TEXT_ALL_CPUS && cpus[i].cpu != opts->cpu)
 			continue;
 		k = &ks[n++];
 		cursor_reset(k, &cpus[i]);
 		for (cursor_advance(k); k->item != ITEM_NONE; cursor_advance(k)) {
+			struct trace_event_view v;
+
+			if (k->item == ITEM_EVENT && !graph &&
+			    trace_event_parse(opts->catalog, k->ev.data, k->ev.len, &v) &&
+			    trace_ftrace_kind(v.def) >= TRACE_FTRACE_ENTRY)
+				graph = true;
 			if (k->item == ITEM_EVENT)
 				k->events++;
 			else if (k->item == ITEM_LOST)
@@ -859,7 +873,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		}
 		sum->events += k->events;
 	}
-	put_header(nr_cpus, ks, n, opts, out);
+	put_header(nr_cpus, ks, n, opts, graph, out);
 
 	if (opts->last && opts->last < sum->events)
 		skip = sum->events - opts->last;

@@ -162,6 +162,11 @@ struct trace_text_cpu {
 	"#      TASK-PID   CPU#  ||||       TIMESTAMP  FUNCTION\n"			\
 	"#         | |      |    ||||           |      |\n"
 
+/* After it when function_graph lines are printed: their columns, as ftrace's. */
+#define TRACE_TEXT_GRAPH_LEGEND							\
+	"#   TIME           CPU    TASK/PID          DURATION     FUNCTION CALLS\n"	\
+	"#        |          |      |    |            |    |      |   |   |   |\n"
+
 /* Selections. */
 struct trace_text_opts {
 	uint64_t last;			/* only the last N events of the merged order; 0: all */

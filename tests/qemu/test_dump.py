@@ -13,7 +13,7 @@ EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})
 
 def kernel_text(capture: bytes) -> bytes:
     t = capture.replace(b"\r\n", b"\n")
-    start = t.index(b"# tracer: baretrace")
+    start = t.index(b"# tracer: ")     # baretrace, or function_graph with graph lines
     end = t.index(b"\xbaTR\xce", start)
     return t[start:end]
 

@@ -100,7 +100,7 @@ def test_help_history_and_the_idle_loop(shell):
     s.cmd("tracer function_graph")
     s.cmd("ftrace work")
     out = s.cmd("dump text last=0")
-    assert re.search(r"\| ftrace_work_a\(\);$", out, re.M) and "ftrace_work_b" not in out, out
+    assert re.search(r"\|  ftrace_work_a\(\);$", out, re.M) and "ftrace_work_b" not in out, out
     assert "ftrace.graph_depth=63" in s.cmd("ftrace graph_depth 0")
     # The idle loop: every function traced, 0.3 s idle between two commands.
     s.cmd("ftrace filter -")

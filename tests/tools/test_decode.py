@@ -462,7 +462,8 @@ def test_ctf_into_a_directory_of_an_earlier_trace(tmp_path):
 
 
 CAPTURES = os.path.join(ROOT, "tests", "tools", "captures")
-GRAPH_RE = re.compile(r"^\s*\d+\.\d{9} \|\s+(\d+)\) \S\s+(?:\d+\.\d{3} us)?\s+\| (\s*)(\w[\w.]*)\(\)")
+GRAPH_RE = re.compile(r"^\s*\d+\.\d{9} \|\s+(\d+)\)\s+\S+\s+\| [-+!#*@$ ] (?:\d+(?:\.\d+)? us)?\s*"
+                      r"\|  (\s*)(\w[\w.]*)\(\)")
 FUNC_RE = re.compile(r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+\d+\.\d{9}: (\w[\w.]*) <-(\S+)$")
 
 

@@ -395,8 +395,23 @@ def test_long_records(tmp_path):
     assert sum(i[3] == "ktest_fn_trace_printk_lines" for i in ti if i[0] == "ev") == 7
 
 
-TEXT_GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\) \S\s+(?:(\d+\.\d{3}) us)?\s+\| ( *)(\S.*)$")
-TC_GRAPH = re.compile(r"^funcgraph_(?:entry|exit):\s+(?:[-+!#*@$] )?\s*(?:(\d+\.\d{3}) us)?\s*\|  ( *)(\S.*)$")
+# Linux's function_graph line (funcgraph-abstime, funcgraph-proc): time | cpu) task | mark
+# duration | indent call; the duration with the ns digits that fit 7 digits.
+TEXT_GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\)\s+(\S+)\s+\| ([-+!#*@$ ]) "
+                        r"(?:(\d+(?:\.\d+)?) us)?\s*\|  ( *)(\S.*)$")
+TC_GRAPH = re.compile(r"^funcgraph_(?:entry|exit):\s+(?:([-+!#*@$]) )?\s*(?:(\d+\.\d{3}) us)?\s*"
+                      r"\|  ( *)(\S.*)$")
+
+
+def linux_us(ns):
+    """A duration in ns as Linux's trace_print_graph_duration() prints it."""
+    us = str(ns // 1000)
+    return us if len(us) >= 7 else f"{us}.{ns % 1000:03d}"[:8]
+
+
+def tc_mark(ns):
+    """trace-cmd 3.1's marks: Linux's up to '#' (over 1 ms), no '*', '@', '$'."""
+    return "#" if ns > 1000000 else "!" if ns > 100000 else "+" if ns > 10000 else None
 TEXT_FUNC = re.compile(
     r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+(\d+)\.(\d{9}): (\w[\w.]*) <-([\w.]+)\+0x[0-9a-f]+$")
 
@@ -418,11 +433,14 @@ def test_function_events_as_ftrace_s(tmp_path):
     write_dat(cap, dat)
     tc = report(dat, "-O", "parent=1").decode().splitlines()
     want_graph, want_func, got_graph, got_func = [], [], [], []
+    marks = {}
     for line in text.splitlines():
         m = TEXT_GRAPH.match(line)
         if m:
-            body = "}" if m[6].startswith("} /* ") else m[6]
-            want_graph.append((int(m[3]), ns_of(m[1], m[2]), m[4], len(m[5]), body))
+            cpu, ns = int(m[3]), ns_of(m[1], m[2])
+            assert m[4].endswith(f"/{cpu}-{1 + 4 * cpu + CONTEXTS.index(m[4].split('/')[0])}")
+            want_graph.append((cpu, ns, m[6], len(m[7]), m[8]))
+            marks[(cpu, ns)] = m[5]
             continue
         f = TEXT_FUNC.match(line)
         if f:
@@ -438,9 +456,25 @@ def test_function_events_as_ftrace_s(tmp_path):
         elif name.startswith("funcgraph_"):
             g = TC_GRAPH.match(f"{name}: {rest}")
             assert g, line
-            got_graph.append((cpu, ns, g[1], len(g[2]), g[3]))
+            d = round(float(g[2]) * 1000) if g[2] else None
+            # Linux's mark and digits from trace-cmd's ns (trace-cmd 3.1 stops at '#').
+            if d is not None:
+                want_mark = " " if d <= 10000 else "+" if d <= 100000 else "!" if d <= 1000000 \
+                    else "#" if d <= 10000000 else "*" if d <= 100000000 else "@" \
+                    if d <= 1000000000 else "$"
+                assert tc_mark(d) == (g[1] or None), line
+                assert marks.get((cpu, ns)) == want_mark, (line, marks.get((cpu, ns)))
+            got_graph.append((cpu, ns, linux_us(d) if g[2] else None, len(g[3]), g[4]))
     assert len(want_graph) >= 20 and len(want_func) >= 8, text
     assert any(x[4] == "smp_init() {" for x in want_graph)
+    assert any(x[4] == "}" for x in want_graph) and not any("/*" in x[4] for x in want_graph)
+    # ftrace's header for a function_graph trace, with its columns.
+    assert text.startswith("# tracer: function_graph\n"), text[:200]
+    assert re.search(r"^#\s+TIME\s+CPU\s+TASK/PID\s+DURATION\s+FUNCTION CALLS$", text, re.M)
+    assert set(marks.values()) >= {" ", "+", "!", "*", "@"}, marks
+    # CPU by CPU (Linux's graph is per CPU): the same lines, nesting and durations.
+    for c in {x[0] for x in want_graph}:
+        assert [x for x in got_graph if x[0] == c] == [x for x in want_graph if x[0] == c], c
     assert got_graph == want_graph
     assert got_func == want_func
     # Printed by trace-cmd's handlers, not from a baretrace print fmt.
