@@ -275,8 +275,8 @@ run: deps
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
-DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c tools/lab_summary.c \
-	tools/lab_plot.c trace/lab.c $(DUMP_READ_SRCS)
+DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c tools/damage.c \
+	tools/lab_summary.c tools/lab_plot.c trace/lab.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/baretrace-usb
 # baretrace-usb: the partition, FAT32 and trace-file code of drivers/block/
 # (the same source the kernel will use) on a disk image; make usb-image

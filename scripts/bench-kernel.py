@@ -8,7 +8,9 @@ where they are the emulator's speed. In each it runs `bench all` and
 build/bench/kernel-results.txt (machine, date, commit, every `bench:` line) and,
 with gnuplot, build/bench/kernel-latency.png (the per-event latency histogram
 of each variant) and build/bench/kernel-interval.png (cycles per entry against
-write_interval). Last, the boot cost of the function tracer's sites: the kernel
+write_interval, two panels: instructions under icount, TSC cycles under
+TCG). `scripts/bench-kernel.py --plot [RESULTS]` draws the plots again from a
+results file, beside it, without booting anything. Last, the boot cost of the function tracer's sites: the kernel
 with sites and the FTRACE=0 kernel booted to their end (`run=` nothing, `exit`),
 once under icount (exact) and BOOT_TCG_RUNS times under TCG (medians).
 """
@@ -152,67 +154,120 @@ def main():
               f"{d.get('icount', {}).get('off_cycles', '-'):>16} "
               f"{d.get('tcg', {}).get('ns_per_event', '-'):>14}")
 
-    if not shutil.which("gnuplot"):
-        print("bench-kernel: gnuplot not found: no plots (apt-get install gnuplot-nox)")
-        return
-    # Latency histograms of bench event, per variant (icount: instructions).
-    hist = {}
-    cur = None
-    for l in results["tcg"].splitlines():
+    plot(results)
+
+
+def parse_results(path):
+    """kernel-results.txt back into {mode: its bench lines}: each is written '<mode> <line>'."""
+    results = {}
+    for l in Path(path).read_text().splitlines():
+        mode, _, rest = l.partition(" ")
+        if rest.startswith(("bench:", "bench ring:", "bench event:")):
+            results[mode] = results.get(mode, "") + rest + "\n"
+    return results
+
+
+def short_label(v):
+    """A variant as a legend says it: 'xadd rdtsc', 'cmpxchg lfence conv', 'reader=page', 'u64'."""
+    if v.startswith("writer event="):
+        return v.split("=", 1)[1].split(" ")[0]
+    reserve, stamp, convert, reader = v.split("/")
+    words = [reserve, stamp] + (["conv"] if convert == "convert=yes" else [])
+    return " ".join(words + ([reader] if reader != "reader=none" else []))
+
+
+def latency_hist(tcg_out):
+    """bench event's histograms under TCG: {short label: {bucket's lower bound: count}}."""
+    hist, cur = {}, None
+    for l in tcg_out.splitlines():
         if l.startswith("bench event: cycles"):
-            cur = []
+            cur = {}
         elif l.startswith("bench event: hist") and cur is not None:
             f = fields(l)
-            lo = int(f["cycles"].strip("[").split(",")[0])
-            cur.append((lo, int(f["count"])))
+            cur[int(f["cycles"].strip("[").split(",")[0])] = int(f["count"])
         elif l.startswith("bench: test=event") and cur is not None:
-            hist[variant(fields(l))] = cur
+            hist[short_label(variant(fields(l)))] = cur
             cur = None
-    dat = OUT / "kernel-latency.dat"
+    return hist
+
+
+def plot_script(results, out):
+    """Write the plots' data into out; the gnuplot script that draws them.
+    Latency: a power-of-two histogram as bars, one cluster per bucket and
+    every bucket present (an empty one is no bar, never a line across it).
+    Interval: instructions (icount) and TSC cycles (TCG) are different units,
+    so two panels side by side, each with its own axis."""
+    hist = latency_hist(results.get("tcg", ""))
+    buckets = sorted({b for h in hist.values() for b in h})
+    if buckets:     # every power of two from the first to the last: gaps stay gaps
+        first, last = buckets[0], buckets[-1]
+        buckets = [first << k for k in range((last // first).bit_length())]
+    dat = out / "kernel-latency.dat"
     with open(dat, "w") as fp:
-        for i, (v, rows) in enumerate(hist.items()):
-            fp.write(f'"{v}"\n' + "".join(f"{lo} {c}\n" for lo, c in rows) + "\n\n")
-    interval = OUT / "kernel-interval.dat"
+        fp.write("bucket " + " ".join(f'"{v}"' for v in hist) + "\n")
+        for b in buckets:
+            fp.write(f"{b} " + " ".join(str(h.get(b, 0)) for h in hist.values()) + "\n")
+    interval = out / "kernel-interval.dat"
     with open(interval, "w") as fp:
-        for m, out in results.items():
+        for m in ("icount", "tcg"):
             fp.write(f'"{m}"\n')
             sweep = {}      # the write_interval sweep runs last: its lines win
-            for l in out.splitlines():
+            for l in results.get(m, "").splitlines():
                 if l.startswith("bench: test=ring") and "reader=none" in l and "reserve=xadd" in l \
                         and "stamp=rdtsc" in l and "convert=no" in l and "event=raw" in l:
                     f = fields(l)
                     sweep[int(f["write_interval"])] = f["cycles_per_event"]
             fp.write("".join(f"{k} {v}\n" for k, v in sorted(sweep.items())) + "\n\n")
-    # Legends inside, in the corner the data leave empty; axes say their units.
-    script = f"""
+    return f"""
 set terminal pngcairo size 1000,650 noenhanced font ',11'
-set output '{OUT / "kernel-latency.png"}'
-set title 'bench event under plain TCG: how long one stamped write takes'
-set logscale x 2
-set format x '%.0f'
+set output '{out / "kernel-latency.png"}'
+set title 'bench event under plain TCG: TSC cycles one stamped write takes'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
 set xtics rotate by -45
-set xlabel 'TSC cycles per write (lower bound of each power-of-two bucket)'
-set ylabel 'writes in the bucket (of 10,000; log scale)'
+set xlabel 'TSC cycles per write (power-of-two bucket, from)'
+set ylabel 'writes (of 10,000; log scale)'
 set logscale y 10
-set grid
-set rmargin 6
+set yrange [0.8:*]
+set grid ytics
 set key inside top right vertical box opaque
-plot for [i=0:{max(len(hist) - 1, 0)}] '{dat}' index i using 1:2 with linespoints lw 2 title columnheader(1)
-set output '{OUT / "kernel-interval.png"}'
-unset logscale
-set xtics norotate
-set title 'bench ring: net cost per entry against how often the loop reads the clock'
+plot for [i=2:{len(hist) + 1}] '{dat}' using i:xtic(1) title columnheader(i)
+reset
+set terminal pngcairo size 1000,500 noenhanced font ',11'
+set output '{out / "kernel-interval.png"}'
+set multiplot layout 1,2 title 'bench ring: net cost per entry against how often the loop reads the clock'
 set logscale x 10
-set xlabel 'write_interval (writes between two clock reads of the loop)'
-set ylabel 'per entry: instructions (icount), TSC cycles (TCG)'
-plot for [i=0:1] '{interval}' index i using 1:2 with linespoints lw 2 title columnheader(1)
+set yrange [0:*]
+set grid
+set xlabel 'write_interval (writes per clock read)'
+set title 'icount: exact'
+set ylabel 'instructions per entry'
+plot '{interval}' index 0 using 1:2 with linespoints lw 2 pt 7 notitle
+set title 'plain TCG: the emulator'
+set ylabel 'TSC cycles per entry'
+plot '{interval}' index 1 using 1:2 with linespoints lw 2 pt 7 notitle
+unset multiplot
 """
-    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+
+
+def plot(results, out=OUT):
+    """Draw build/bench's two plots from the runs' output (gnuplot)."""
+    if not shutil.which("gnuplot"):
+        print("bench-kernel: gnuplot not found: no plots (apt-get install gnuplot-nox)")
+        return
+    r = subprocess.run(["gnuplot"], input=plot_script(results, out), text=True,
+                       capture_output=True)
     if r.returncode:
         print("bench-kernel: gnuplot failed:", r.stderr)
     else:
-        print(f"bench-kernel: wrote {OUT / 'kernel-latency.png'} and {OUT / 'kernel-interval.png'}")
+        print(f"bench-kernel: wrote {out / 'kernel-latency.png'} and {out / 'kernel-interval.png'}")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--plot"]:     # the plots again, beside a results file, no QEMU
+        path = Path(sys.argv[2] if len(sys.argv) > 2 else OUT / "kernel-results.txt")
+        plot(parse_results(path), path.parent)
+    else:
+        main()

@@ -9,6 +9,7 @@
  * kernel's `dump text` prints for the same buffers.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <trace/text.h>
 
 #include "ctf.h"
+#include "damage.h"
 #include "lab_summary.h"
 #include "trace_dat.h"
 
@@ -32,9 +34,7 @@ enum {
 };
 
 static const char usage[] =
-	"usage: baretrace-decode CAPTURE [--text FILE] [--ctf DIR] [--trace-dat FILE]\n"
-	"                        [--events] [--quiet] [--mark-order] [--lab] [--lab-plot DIR]\n"
-	"                        [--last N] [--cpu N] [--dump K] [last=N] [cpu=N]\n"
+	"usage: baretrace-decode [OPTION]... CAPTURE [last=N] [cpu=N]\n"
 	"\n"
 	"Find the binary trace dump (frames written by the kernel's `dump` command)\n"
 	"in CAPTURE, a raw capture of the serial console ('-' reads stdin), check it\n"
@@ -48,32 +48,38 @@ static const char usage[] =
 	"  `trace-cmd report` and KernelShark, with the same nanosecond times (see\n"
 	"  trace-cmd report -t) and the lost events as [N EVENTS DROPPED].\n"
 	"\n"
-	"  --text FILE  write the text to FILE instead of stdout\n"
-	"  --ctf DIR    also write a CTF trace into DIR (created if missing)\n"
-	"  --trace-dat FILE  also write a trace.dat to FILE; untrusted clocks and\n"
-	"               shifted times are noted on stderr and in the file\n"
-	"  --events     list the events the capture describes instead of the text\n"
-	"               (one per line: <system>:<name> id=<n> fields=<name>:<kind>,...;\n"
-	"               kinds u8..u64, s8..s64, x8..x64 (hex), bool, sym, char[N],\n"
-	"               str[N], enum); text still goes to FILE with --text FILE\n"
-	"  --quiet      no text on stdout (unless --text) and no summary; damage\n"
-	"               is still reported on stderr\n"
-	"  --mark-order text: before each event whose order with the one before it,\n"
-	"               of another CPU, the skew bounds do not decide (their times\n"
-	"               lie within the pair's '# order:' figure), a line\n"
-	"               'CPU:<b> [ORDER UNDECIDED: <d> ns after CPU:<a>, within <w> ns]';\n"
-	"               without it such pairs are only counted (stderr, 'order:')\n"
-	"  --last N     text: only the N most recent events (merged order); 0: all\n"
-	"  --cpu N      text: only CPU N\n"
-	"  last=N cpu=N the same, spelt as the kernel's `dump text` takes them\n"
-	"  --dump K     the K-th dump of the capture (1 = first; default: the last)\n"
-"  --lab        instead of the text: the summaries of run=hwlat, run=c2c and\n"
-"               run=timerlat computed from the capture's lab events, in the\n"
-"               kernel's line forms (docs/output.md); status 3 if it holds\n"
-"               none, 1 if the dump is damaged or lost events\n"
-"  --lab-plot DIR  --lab, and its pictures as SVG files in DIR (hwlat_gaps.svg,\n"
-"               timerlat.svg, c2c.svg)\n"
-	"  --help       this text\n"
+	"Options (a long option's value also as --opt=VALUE):\n"
+	"  -o, --text FILE   write the text to FILE instead of stdout\n"
+	"  -C, --ctf DIR     also write a CTF trace into DIR (created if missing)\n"
+	"  -T, --trace-dat FILE  also write a trace.dat to FILE; untrusted clocks\n"
+	"                    and shifted times are noted on stderr and in the file\n"
+	"  -e, --events      list the events the capture describes instead of the\n"
+	"                    text (one per line: <system>:<name> id=<n>\n"
+	"                    fields=<name>:<kind>,...; kinds u8..u64, s8..s64,\n"
+	"                    x8..x64 (hex), bool, sym, char[N], str[N], enum); text\n"
+	"                    still goes to FILE with --text FILE\n"
+	"  -q, --quiet       no text on stdout (unless --text) and no summary;\n"
+	"                    damage is still reported on stderr\n"
+	"  -m, --mark-order  text: before each event whose order with the one\n"
+	"                    before it, of another CPU, the skew bounds do not\n"
+	"                    decide (their times lie within the pair's '# order:'\n"
+	"                    figure), a line 'CPU:<b> [ORDER UNDECIDED: <d> ns after\n"
+	"                    CPU:<a>, within <w> ns]'; without it such pairs are\n"
+	"                    only counted (stderr, 'order:')\n"
+	"  -n, --last N      text: only the N most recent events (merged order);\n"
+	"                    0: all\n"
+	"  -c, --cpu N       text: only CPU N (an error if the dump has no CPU N)\n"
+	"  last=N cpu=N      the same, spelt as the kernel's `dump text` takes them\n"
+	"  -d, --dump K      the K-th dump of the capture (1 = first; default: the last)\n"
+	"      --lab         instead of the text: the summaries of run=hwlat,\n"
+	"                    run=c2c and run=timerlat computed from the capture's\n"
+	"                    lab events, in the kernel's line forms\n"
+	"                    (docs/output.md); status 3 if it holds none, 1 if the\n"
+	"                    dump is damaged or lost events\n"
+	"      --lab-plot DIR  --lab, and its pictures as SVG files in DIR\n"
+	"                    (hwlat_gaps.svg, timerlat.svg, c2c.svg)\n"
+	"  -h, --help        this text\n"
+	"A rejected command line prints one 'error:' line and exits with status 2.\n"
 	"\n"
 	"Damage (bad CRCs, missing or repeated frames, truncation, bytes that are no\n"
 	"frame inside the dump, no END frame) is reported on stderr, one line each,\n"
@@ -114,10 +120,11 @@ struct args {
 	int32_t dump;		/* --dump K - 1, or -1 for the last */
 };
 
+/* One line for any rejected command line: what, and where to read more. */
 static int bad_usage(const char *why, const char *arg)
 {
-	fprintf(stderr, "baretrace-decode: %s%s%s\n%s", why, arg ? ": " : "", arg ? arg : "",
-		usage);
+	fprintf(stderr, "baretrace-decode: error: %s%s%s; try 'baretrace-decode --help'\n", why,
+		arg ? ": " : "", arg ? arg : "");
 	return EXIT_USAGE;
 }
 
@@ -136,63 +143,101 @@ static bool number(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
+/* Each long option and its short form (getopt_long: --text=FILE and --text FILE). */
+enum { OPT_LAB = 256, OPT_LAB_PLOT };	/* long only */
+static const struct option long_opts[] = {
+	{ "text", required_argument, NULL, 'o' },
+	{ "ctf", required_argument, NULL, 'C' },
+	{ "trace-dat", required_argument, NULL, 'T' },
+	{ "events", no_argument, NULL, 'e' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "mark-order", no_argument, NULL, 'm' },
+	{ "last", required_argument, NULL, 'n' },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "dump", required_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "lab", no_argument, NULL, OPT_LAB },
+	{ "lab-plot", required_argument, NULL, OPT_LAB_PLOT },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The option getopt_long just turned down, as the user typed it. */
+static const char *rejected(char **argv, char *buf, size_t len)
+{
+	const char *w = argv[optind - 1];
+
+	if (!strncmp(w, "--", 2))
+		return w;	/* a long option: the whole word */
+	snprintf(buf, len, "-%c", optopt);
+	return buf;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
+	char sel[64], opt[3];
 	uint64_t v;
-	int i;
+	int c, i;
 
 	*a = (struct args){ .sel = { .cpu = TRACE_TEXT_ALL_CPUS }, .dump = -1 };
-	for (i = 1; i < argc; i++) {
-		const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+	opterr = 0;		/* its messages are ours, one line */
+	while ((c = getopt_long(argc, argv, ":o:C:T:eqmn:c:d:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(usage, stdout);
 			exit(EXIT_OK);
-		} else if (!strcmp(o, "--events")) {
+		case 'e':
 			a->events = true;
-		} else if (!strcmp(o, "--quiet")) {
+			break;
+		case 'q':
 			a->quiet = true;
-		} else if (!strcmp(o, "--mark-order")) {
+			break;
+		case 'm':
 			a->mark_order = true;
-		} else if (!strcmp(o, "--lab") || !strcmp(o, "--lab-plot")) {
-			if (o[5] && !val)
-				return bad_usage("missing value for", o);
+			break;
+		case OPT_LAB_PLOT:
+			a->lab_plot = optarg;
+			/* fall through */
+		case OPT_LAB:
 			a->lab = true;
-			if (o[5])
-				a->lab_plot = argv[++i];
-		} else if (!strcmp(o, "--text") || !strcmp(o, "--ctf") || !strcmp(o, "--trace-dat")) {
-			if (!val)
-				return bad_usage("missing value for", o);
-			*(!strcmp(o, "--text") ? &a->text : !strcmp(o, "--ctf") ? &a->ctf
-									: &a->trace_dat) = val;
-			i++;
-		} else if (!strcmp(o, "--last") || !strcmp(o, "--cpu")) {
+			break;
+		case 'o':
+			a->text = optarg;
+			break;
+		case 'C':
+			a->ctf = optarg;
+			break;
+		case 'T':
+			a->trace_dat = optarg;
+			break;
+		case 'n':
+		case 'c':
 			/* The kernel's spelling, through the same parser. */
-			char sel[64];
-
-			snprintf(sel, sizeof(sel), "%s=%s", o + 2, val ? val : "");
-			if (strlen(o + 2) + 1 + strlen(val ? val : "") >= sizeof(sel) ||
-			    trace_text_parse_arg(sel, &a->sel))
-				return bad_usage(!strcmp(o, "--last") ?
-						 "--last needs a number (0: all)" :
-						 "--cpu needs a CPU number", val);
-			i++;
-		} else if (trace_text_parse_arg(o, &a->sel) == 0) {
-			continue;	/* last=N or cpu=N, as `dump text` takes them */
-		} else if (strchr(o, '=') && (!strncmp(o, "last=", 5) || !strncmp(o, "cpu=", 4))) {
-			return bad_usage("bad selection", o);
-		} else if (!strcmp(o, "--dump")) {
-			if (!number(val, INT32_MAX, &v) || v == 0)
-				return bad_usage("--dump needs a number from 1", val);
+			i = snprintf(sel, sizeof(sel), "%s=%s", c == 'n' ? "last" : "cpu", optarg);
+			if (i >= (int)sizeof(sel) || trace_text_parse_arg(sel, &a->sel))
+				return bad_usage(c == 'n' ? "--last needs a number (0: all)" :
+						 "--cpu needs a CPU number", optarg);
+			break;
+		case 'd':
+			if (!number(optarg, INT32_MAX, &v) || v == 0)
+				return bad_usage("--dump needs a number from 1", optarg);
 			a->dump = (int32_t)(v - 1);
-			i++;
-		} else if (o[0] == '-' && o[1]) {
-			return bad_usage("unknown option", o);
-		} else if (a->capture) {
-			return bad_usage("more than one capture", o);
-		} else {
-			a->capture = o;
+			break;
+		case ':':
+			return bad_usage("missing value for", rejected(argv, opt, sizeof(opt)));
+		default:
+			return bad_usage("unknown option", rejected(argv, opt, sizeof(opt)));
 		}
+	}
+	for (i = optind; i < argc; i++) {
+		const char *o = argv[i];
+
+		if (trace_text_parse_arg(o, &a->sel) == 0)
+			continue;	/* last=N or cpu=N, as `dump text` takes them */
+		if (!strncmp(o, "last=", 5) || !strncmp(o, "cpu=", 4))
+			return bad_usage("bad selection", o);
+		if (a->capture)
+			return bad_usage("more than one capture", o);
+		a->capture = o;
 	}
 	if (!a->capture)
 		return bad_usage("no capture given", NULL);
@@ -248,12 +293,23 @@ static void file_write(void *ctx, const void *buf, size_t len)
 	fwrite(buf, 1, len, ctx);
 }
 
+static size_t total_pages(const struct dump_result *r)
+{
+	size_t n = 0;
+
+	for (uint32_t c = 0; c < r->nr_cpus; c++)
+		n += r->cpus[c].nr_pages;
+	return n;
+}
+
 static int write_text(const struct args *a, const struct dump_result *r,
 		      struct trace_text_summary *sum)
 {
 	struct trace_text_opts o = a->sel;
 	struct trace_symbols syms = dump_symbols(r);
 	struct trace_text_cpu *tc = calloc(r->nr_cpus + 1, sizeof(*tc));
+	uint64_t *transit = calloc(total_pages(r) + 1, sizeof(*transit)), *t = transit;
+	char damaged[512];
 	void *scratch = calloc(1, trace_text_scratch_size(r->nr_cpus) + 8);
 	FILE *f = a->text ? fopen(a->text, "w") : stdout;
 	struct trace_sink sink = { file_write, f };
@@ -262,11 +318,18 @@ static int write_text(const struct args *a, const struct dump_result *r,
 	if (!f) {
 		fprintf(stderr, "baretrace-decode: %s: %s\n", a->text, strerror(errno));
 		rc = -1;
-	} else if (!tc || !scratch) {
+	} else if (!tc || !scratch || !transit) {
 		fprintf(stderr, "baretrace-decode: out of memory\n");
 		rc = -1;
 	} else {
 		dump_text_cpus(r, tc);
+		for (uint32_t c = 0; c < r->nr_cpus; c++) {
+			tc[c].transit = t;
+			for (uint32_t k = 0; k < r->cpus[c].nr_pages; k++)
+				*t++ = dump_transit_lost(&r->cpus[c], k);
+		}
+		if (dump_damage_note(r, damaged, sizeof(damaged)))
+			o.damaged = damaged;
 		o.catalog = dump_catalog(r);
 		o.syms = &syms;
 		o.calib = dump_calib(r);
@@ -280,6 +343,7 @@ static int write_text(const struct args *a, const struct dump_result *r,
 		rc = -1;
 	}
 	free(tc);
+	free(transit);
 	free(scratch);
 	return rc;
 }
@@ -366,7 +430,7 @@ int main(int argc, char **argv)
 		return EXIT_NOTHING;
 	}
 	if (rc == DUMP_READ_NO_SUCH_DUMP) {
-		fprintf(stderr, "baretrace-decode: %s holds %u dumps; there is no dump %d\n",
+		fprintf(stderr, "baretrace-decode: error: %s holds %u dumps; there is no dump %d\n",
 			a.capture, r.nr_dumps, a.dump + 1);
 		free(cap);
 		return EXIT_USAGE;
@@ -378,6 +442,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = dump_read(cap, len, &ro, arena, r.arena_needed, &r);
+	if (a.sel.cpu != TRACE_TEXT_ALL_CPUS && a.sel.cpu >= r.nr_cpus) {
+		fprintf(stderr, "baretrace-decode: error: no cpu %u: dump id %u has %u CPUs\n",
+			a.sel.cpu, r.dump_id, r.nr_cpus);
+		free(arena);
+		free(cap);
+		return EXIT_USAGE;
+	}
 	report_clocks(&r);
 	if (r.has_end && (r.end.flags & DUMP_END_CUT))
 		fprintf(stderr, "baretrace-decode: dump id %u was cut short in the kernel "

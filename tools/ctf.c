@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "ctf.h"
+#include "damage.h"
 
 #define CTF_MAGIC		0xc1fc1fc1u
 #define CTF_UNKNOWN_ID		65535u	/* event class of unknown events */
@@ -161,13 +162,50 @@ static void put_field_type(FILE *f, const struct trace_field_def *fd)
 	}
 }
 
+/* FNV-1a, 64 bits, continued from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The trace's UUID: the same dump always gets the same one (decoding a
+ * capture twice makes the same trace), and two dumps differ in BEGIN's
+ * counter reading and END's chain of every frame's CRC.  Two FNV-1a
+ * hashes of those, different seeds, laid out as an RFC 9562 version 8
+ * (custom) UUID.
+ */
+static void trace_uuid(const struct dump_result *r, char out[37])
+{
+	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+	uint8_t u[16];
+
+	for (int i = 0; i < 2; i++) {
+		h[i] = fnv1a(h[i], &r->dump_id, sizeof(r->dump_id));
+		h[i] = fnv1a(h[i], &r->begin, sizeof(r->begin));
+		h[i] = fnv1a(h[i], &r->end, sizeof(r->end));
+		h[i] = fnv1a(h[i], &r->events, sizeof(r->events));
+		memcpy(u + 8 * i, &h[i], 8);
+	}
+	u[6] = (u[6] & 0x0f) | 0x80;	/* version 8 */
+	u[8] = (u[8] & 0x3f) | 0x80;	/* variant 10 */
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
+}
+
 static int write_metadata(const char *dir, const struct dump_result *r, uint64_t bias)
 {
 	const struct trace_catalog *cat = dump_catalog(r);
-	char path[4096];
+	char path[4096], uuid[37], damaged[512];
 	FILE *f;
 	uint32_t id, i;
 
+	trace_uuid(r, uuid);
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	f = fopen(path, "w");
 	if (!f)
@@ -177,12 +215,14 @@ static int write_metadata(const char *dir, const struct dump_result *r, uint64_t
 		"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
 		"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 		"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\n"
-		"trace {\n\tmajor = 1;\n\tminor = 8;\n\tbyte_order = le;\n"
+		"trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
 		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint32_t stream_id;\n"
-		"\t};\n};\n\n");
-	fprintf(f, "env {\n\ttracer_name = \"baretrace\";\n\tdump_id = %u;\n"
+		"\t};\n};\n\n", uuid);
+	/* babeltrace2 names a trace after env.hostname; LTTng also sets trace_name. */
+	fprintf(f, "env {\n\ttracer_name = \"baretrace\";\n\thostname = \"baretrace\";\n"
+		"\ttrace_name = \"baretrace-dump-%u\";\n\tdump_id = %u;\n"
 		"\tnr_cpus = %u;\n\tpage_size = %u;\n\ttsc_hz = %llu;\n\ttsc_err_ppb = %llu;\n"
-		"\tcomplete = %d;\n", r->dump_id, r->nr_cpus, r->page_size,
+		"\tcomplete = %d;\n", r->dump_id, r->dump_id, r->nr_cpus, r->page_size,
 		(unsigned long long)r->begin.tsc_hz, (unsigned long long)r->begin.tsc_err_ppb,
 		r->complete ? 1 : 0);
 	if (r->has_calib)	/* the vote was disputed: dump_format.h, struct dump_calib */
@@ -191,6 +231,17 @@ static int write_metadata(const char *dir, const struct dump_result *r, uint64_t
 			"\tcalib_spread_ppb = %llu;\n", r->calib.ref, r->calib.used,
 			r->calib.left_out, (unsigned long long)r->calib.vote_err_ppb,
 			(unsigned long long)r->calib.spread_ppb);
+	if (dump_damage_note(r, damaged, sizeof(damaged)))	/* the text's "# damaged:" */
+		fprintf(f, "\tdamaged = \"%s\";\n", damaged);
+	for (i = 0; i < r->nr_cpus; i++) {
+		uint64_t transit = 0;
+
+		for (uint32_t k = 0; k < r->cpus[i].nr_pages; k++)
+			transit += dump_transit_lost(&r->cpus[i], k);
+		if (transit)	/* of the discarded events, those the capture lost */
+			fprintf(f, "\tcpu%u_lost_in_transit = %llu;\n", i,
+				(unsigned long long)transit);
+	}
 	for (i = 0; i < r->nr_cpus; i++)
 		if (r->cpus[i].has_trust)
 			fprintf(f, "\tcpu%u_untrusted_from_ns = %lld;\n", i,
@@ -198,11 +249,11 @@ static int write_metadata(const char *dir, const struct dump_result *r, uint64_t
 	fprintf(f, "};\n\n");
 	fprintf(f, "clock {\n\tname = \"baretrace_ns\";\n"
 		"\tdescription = \"TSC cycles converted per CPU to ns since calibration\";\n"
-		"\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = -%llu;\n\toffset = 0;\n"
+		"\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = 0;\n"
 		"\tabsolute = false;\n};\n\n"
 		"typealias integer { size = 64; align = 8; signed = false; "
 		"map = clock.baretrace_ns.value; } := uint64_clock_t;\n\n",
-		(unsigned long long)bias);
+		-(long long)bias);	/* 0, not -0, for a normal dump */
 	fprintf(f, "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
 		"\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 		"\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"

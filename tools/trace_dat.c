@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "trace_dat.h"
+#include "damage.h"
 
 #define TDAT_VERSION		"6"
 #define TDAT_PAGE_MIN		4096u	/* smallest page written */
@@ -609,11 +610,6 @@ static void put_printk(struct tbuf *b, const struct tdat *t)
 	free(k.p);
 }
 
-static uint32_t tdat_pid(uint32_t cpu, uint32_t ctx)
-{
-	return 1u + 4u * cpu + (ctx < 4 ? ctx : 0);
-}
-
 static void put_cmdlines(struct tbuf *b, const struct tdat *t)
 {
 	struct tbuf k = { 0 };
@@ -621,7 +617,7 @@ static void put_cmdlines(struct tbuf *b, const struct tdat *t)
 
 	for (c = 0; c < t->r->nr_cpus; c++)
 		for (ctx = 0; ctx < 4; ctx++)
-			tb_printf(&k, "%u %s/%u\n", tdat_pid(c, ctx), trace_ctx_name(ctx), c);
+			tb_printf(&k, "%u %s/%u\n", trace_ctx_pid(c, ctx), trace_ctx_name(ctx), c);
 	b->oom |= k.oom;
 	put_sized(b, &k, 8);
 	free(k.p);
@@ -650,13 +646,16 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 {
 	const struct dump_result *r = t->r;
 	struct tbuf o = { 0 };
-	uint32_t c;
+	char damaged[512];
+	uint64_t transit;
+	uint32_t c, k;
 
 	tb_put(b, "options  ", 10);
-	tb_printf(&o, "baretrace dump %u of %u (id %u): %u CPUs, tsc_hz=%llu, %s",
+	tb_printf(&o, "baretrace dump %u of %u (id %u): %u CPUs, tsc_hz=%llu, %s%s",
 		  r->index + 1, r->nr_dumps, r->dump_id, r->nr_cpus,
 		  (unsigned long long)r->begin.tsc_hz,
-		  r->complete ? "complete" : "DAMAGED: what was decoded");
+		  dump_damage_note(r, damaged, sizeof(damaged)) ? "damaged: " : "complete",
+		  damaged);
 	if (t->bias_s)
 		tb_printf(&o, ", times shifted by +%llu s", (unsigned long long)t->bias_s);
 	if (r->has_calib)
@@ -676,13 +675,18 @@ static void put_options(struct tbuf *b, const struct tdat *t)
 		if (dc->has_stats)
 			tb_printf(&o, "entries: %llu\noverrun: %llu\ncommit overrun: %llu\n"
 				  "bytes: %llu\ndropped events: %llu\nread events: %llu\n"
-				  "lost events: %llu\n", (unsigned long long)st->entries,
+				  "lost events: %llu\n", (unsigned long long)st->in_buffer,
 				  (unsigned long long)st->overrun,
 				  (unsigned long long)st->commit_overrun,
 				  (unsigned long long)st->bytes, (unsigned long long)st->dropped,
 				  (unsigned long long)st->read, (unsigned long long)st->lost);
 		else
 			tb_printf(&o, "stats: missing\n");
+		transit = 0;	/* frames missing from the capture, apart from "lost events" */
+		for (k = 0; k < dc->nr_pages; k++)
+			transit += dump_transit_lost(dc, k);
+		if (transit)
+			tb_printf(&o, "lost in transit: %llu\n", (unsigned long long)transit);
 		tb_printf(&o, "clock: %s%s%s\n", clock_word(dc->clock_state),
 			  dc->clock_note[0] ? ": " : "", dc->clock_note);
 		if (dc->has_trust)	/* trusted before it: trace.dat has no per-event flag */
@@ -790,7 +794,7 @@ static void put_common(uint8_t *rec, uint32_t id, uint32_t cpu, uint32_t ctx)
 		0, TDAT_FLAG_SOFTIRQ, TDAT_FLAG_HARDIRQ, TDAT_FLAG_NMI | TDAT_FLAG_HARDIRQ,
 	};
 	uint16_t type = (uint16_t)id;
-	int32_t pid = (int32_t)tdat_pid(cpu, ctx);
+	int32_t pid = (int32_t)trace_ctx_pid(cpu, ctx);
 
 	memcpy(rec, &type, 2);
 	rec[2] = ctx < 4 ? flags[ctx] : 0;

@@ -58,6 +58,7 @@ struct text_cursor {
 	int64_t ns;			/* its time */
 	struct rb_event ev;		/* ITEM_EVENT: the event */
 	uint64_t lost;			/* ITEM_LOST: how many */
+	uint64_t transit;		/* ITEM_LOST: of them, lost in the capture */
 	uint32_t bad_off;		/* ITEM_MALFORMED: record offset */
 	uint64_t events;		/* counting pass: events */
 	uint64_t lost_total;		/* counting pass: lost events */
@@ -117,6 +118,11 @@ char trace_ctx_flag(uint32_t ctx)
 const char *trace_ctx_name(uint32_t ctx)
 {
 	return ctx < 4 ? trace_ctx_names[ctx] : "?";
+}
+
+uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx)
+{
+	return 1u + 4u * cpu + (ctx < 4 ? ctx : 0);
 }
 
 /* ---- clocks ---- */
@@ -319,6 +325,9 @@ static void cursor_advance(struct text_cursor *k)
 		if (lost) {
 			k->item = ITEM_LOST;
 			k->lost = lost;
+			k->transit = c->transit ? c->transit[k->next_page - 1] : 0;
+			if (k->transit > lost)
+				k->transit = lost;
 			k->ns = clock_cycles_to_ns(c->clock, hdr->base_ts);
 			return;
 		}
@@ -482,7 +491,7 @@ static void put_order_lines(const struct text_cursor *ks, uint32_t n,
 }
 
 static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t n,
-		       const struct trace_text_opts *opts, const struct trace_sink *out)
+		       const struct trace_text_opts *opts, bool graph, const struct trace_sink *out)
 {
 	static const char *const clock_notes[] = {
 		[TRACE_CLOCK_TRUSTED] = "",
@@ -500,8 +509,13 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 		in_buffer += ks[i].events;
 		written += st ? st->written : ks[i].events + ks[i].lost_total;
 	}
-	line_add(&l, "# tracer: baretrace");
+	/* As ftrace names its tracer: function_graph when its lines are here. */
+	line_add(&l, "# tracer: %s", graph ? "function_graph" : "baretrace");
 	line_put(&l, out);
+	if (opts->damaged) {
+		line_add(&l, "# damaged: %s", opts->damaged);
+		line_put(&l, out);
+	}
 	line_add(&l, "#");
 	line_put(&l, out);
 	line_add(&l, "# entries-in-buffer/entries-written: %llu/%llu   #P:%u",
@@ -514,7 +528,7 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 		line_add(&l, "# cpu=%u", c->cpu);
 		if (st)
 			line_add(&l, " entries=%llu overrun=%llu dropped=%llu commit_overrun=%llu"
-				 " read=%llu lost=%llu", (unsigned long long)st->entries,
+				 " read=%llu lost=%llu", (unsigned long long)st->in_buffer,
 				 (unsigned long long)st->overrun, (unsigned long long)st->dropped,
 				 (unsigned long long)st->commit_overrun,
 				 (unsigned long long)st->read, (unsigned long long)st->lost);
@@ -583,23 +597,33 @@ static void put_header(uint32_t nr_cpus, const struct text_cursor *ks, uint32_t 
 	put_order_lines(ks, n, out);
 	line_add(&l, "#");
 	line_put(&l, out);
-	line_add(&l, "#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION");
-	line_put(&l, out);
-	line_add(&l, "#         | |      |     |             |      |");
-	line_put(&l, out);
+	/* The columns, as ftrace's legend draws them (TASK-PID: trace_ctx_pid()). */
+	for (const char *p = TRACE_TEXT_LEGEND, *e; *p; p = e + 1) {
+		for (e = p; *e != '\n'; e++)
+			;
+		line_add(&l, "%.*s", (int)(e - p), p);
+		line_put(&l, out);
+	}
+	for (const char *p = graph ? TRACE_TEXT_GRAPH_LEGEND : "", *e; *p; p = e + 1) {
+		for (e = p; *e != '\n'; e++)
+			;
+		line_add(&l, "%.*s", (int)(e - p), p);
+		line_put(&l, out);
+	}
 }
 
-/* "<context>-<cpu> [<cpu>] <flags> <s>.<ns>: " */
+/* "<context>/<cpu>-<pid> [<cpu>] <flags> <s>.<ns>: " */
 static void put_prefix(struct text_line *l, const struct text_cursor *k, uint32_t ctx)
 {
-	char secs[24];
+	char secs[24], comm[24];
 	int64_t ns = k->ns;
 	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
 	char trust = trust_flag(k->c, ns);
 
 	ksnprintf(secs, sizeof(secs), "%s%llu", ns < 0 ? "-" : "",
 		  (unsigned long long)(mag / CLOCK_NSEC_PER_SEC));
-	line_add(l, "%11s-%-5u [%03u] ..%c%c %5s.%09llu: ", trace_ctx_name(ctx), k->c->cpu,
+	ksnprintf(comm, sizeof(comm), "%s/%u", trace_ctx_name(ctx), k->c->cpu);
+	line_add(l, "%11s-%-5u [%03u] ..%c%c %5s.%09llu: ", comm, trace_ctx_pid(k->c->cpu, ctx),
 		 k->c->cpu, trace_ctx_flag(ctx), trust, secs,
 		 (unsigned long long)(mag % CLOCK_NSEC_PER_SEC));
 }
@@ -698,10 +722,21 @@ static void put_marker(const struct text_cursor *k, const struct trace_sink *out
 	struct text_line l = { .len = 0 };
 
 	if (k->item == ITEM_LOST) {
-		line_add(&l, "CPU:%u [LOST %llu EVENTS]", k->c->cpu,
-			 (unsigned long long)k->lost);
-		sum->lost_lines++;
+		/* The ring's losses as ftrace marks them; the capture's apart. */
+		if (k->lost > k->transit) {
+			line_add(&l, "CPU:%u [LOST %llu EVENTS]", k->c->cpu,
+				 (unsigned long long)(k->lost - k->transit));
+			line_put(&l, out);
+			sum->lost_lines++;
+		}
+		if (k->transit) {
+			line_add(&l, "CPU:%u [LOST %llu EVENTS IN TRANSIT]", k->c->cpu,
+				 (unsigned long long)k->transit);
+			line_put(&l, out);
+			sum->lost_lines++;
+		}
 		sum->lost_events += k->lost;
+		return;
 	} else {
 		line_add(&l, "CPU:%u [MALFORMED PAGE pos=%llu at offset %u]", k->c->cpu,
 			 (unsigned long long)k->page_pos, k->bad_off);
@@ -806,6 +841,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 	struct text_cursor *ks = scratch, *k;
 	uint64_t skip = 0, seen = 0;
 	uint32_t i, n = 0;
+	bool graph = false;
 
 	if (!sum)
 		sum = &dummy;
@@ -817,13 +853,19 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		if (!cpus[i].clock)
 			return -1;
 
-	/* Counting pass: events and losses of each selected CPU. */
+	/* Counting pass: events and losses of each selected CPU; graph lines? */
 	for (i = 0; i < nr_cpus; i++) {
 		if (opts->cpu != TRACE_TEXT_ALL_CPUS && cpus[i].cpu != opts->cpu)
 			continue;
 		k = &ks[n++];
 		cursor_reset(k, &cpus[i]);
 		for (cursor_advance(k); k->item != ITEM_NONE; cursor_advance(k)) {
+			struct trace_event_view v;
+
+			if (k->item == ITEM_EVENT && !graph &&
+			    trace_event_parse(opts->catalog, k->ev.data, k->ev.len, &v) &&
+			    trace_ftrace_kind(v.def) >= TRACE_FTRACE_ENTRY)
+				graph = true;
 			if (k->item == ITEM_EVENT)
 				k->events++;
 			else if (k->item == ITEM_LOST)
@@ -831,7 +873,7 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		}
 		sum->events += k->events;
 	}
-	put_header(nr_cpus, ks, n, opts, out);
+	put_header(nr_cpus, ks, n, opts, graph, out);
 
 	if (opts->last && opts->last < sum->events)
 		skip = sum->events - opts->last;

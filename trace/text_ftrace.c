@@ -67,6 +67,41 @@ int trace_ftrace_function(const struct trace_event_view *v, const struct trace_s
 	return ksnprintf(buf, size, "%s <-%s", a, b);
 }
 
+char trace_ftrace_mark(uint64_t dur_ns)
+{
+	/* Linux's trace_find_mark(): the first bound the duration exceeds. */
+	static const struct { uint64_t ns; char sym; } marks[] = {
+		{ 1000000000ull, '$' }, { 100000000ull, '@' }, { 10000000ull, '*' },
+		{ 1000000ull, '#' }, { 100000ull, '!' }, { 10000ull, '+' },
+	};
+
+	for (unsigned i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (dur_ns > marks[i].ns)
+			return marks[i].sym;
+	return ' ';
+}
+
+/*
+ * The duration column as Linux's trace_print_graph_duration() fills it:
+ * microseconds, then as many nanosecond digits as keep the number within
+ * 7 digits and the point, " us ", and spaces up to 12 characters.
+ */
+static void graph_duration(char *buf, size_t size, uint64_t d)
+{
+	char us[24], ns[8];
+	int len = ksnprintf(us, sizeof(us), "%llu", (unsigned long long)(d / 1000));
+	int keep = 7 - len;	/* nanosecond digits that fit: 8 - len - 1 */
+
+	ns[0] = 0;
+	if (len < 7) {
+		ksnprintf(ns, sizeof(ns), ".%03llu", (unsigned long long)(d % 1000));
+		if (keep < 3)
+			ns[1 + keep] = 0;
+		len += (int)(1 + (keep < 3 ? keep : 3));
+	}
+	ksnprintf(buf, size, "%s%s us %*s", us, ns, len < 8 ? 8 - len : 0, "");
+}
+
 int trace_ftrace_graph(const struct trace_event_view *ev, const struct trace_event_view *leaf,
 		       uint32_t cpu, int64_t ns, int64_t dur_ns,
 		       const struct trace_symbols *syms, char *buf, size_t size)
@@ -75,22 +110,31 @@ int trace_ftrace_graph(const struct trace_event_view *ev, const struct trace_eve
 	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
 	uint64_t depth = trace_ftrace_field(ev, "depth");
 	uint32_t indent = 2 * (uint32_t)(depth < GRAPH_INDENT_MAX ? depth : GRAPH_INDENT_MAX);
-	char secs[24], dur[32], fn[96];
+	char secs[24], dur[40], fn[96], task[24];
+	int tl, pad;
 
 	ksnprintf(secs, sizeof(secs), "%s%llu", ns < 0 ? "-" : "",
 		  (unsigned long long)(mag / 1000000000u));
 	if (kind == TRACE_FTRACE_EXIT || leaf) {
 		uint64_t d = dur_ns < 0 ? 0 : (uint64_t)dur_ns;
+		char d12[32];
 
-		ksnprintf(dur, sizeof(dur), "%llu.%03llu us", (unsigned long long)(d / 1000),
-			  (unsigned long long)(d % 1000));
+		graph_duration(d12, sizeof(d12), d);
+		ksnprintf(dur, sizeof(dur), "%c %s", trace_ftrace_mark(d), d12);
 	} else {
-		dur[0] = 0;
+		ksnprintf(dur, sizeof(dur), "%14s", "");
 	}
-	put_sym(fn, sizeof(fn), syms, trace_ftrace_field(ev, "func"), true);
-	return ksnprintf(buf, size, "%5s.%09llu | %3u) %c %13s  | %*s%s%s%s%s", secs,
-			 (unsigned long long)(mag % 1000000000u), cpu, trace_ctx_flag(ev->ctx),
-			 dur, (int)indent, "",
-			 kind == TRACE_FTRACE_EXIT ? "} /* " : "", fn,
-			 kind == TRACE_FTRACE_EXIT ? " */" : leaf ? "();" : "() {", "");
+	/* funcgraph-proc's column: the task centred in 14 characters. */
+	tl = ksnprintf(task, sizeof(task), "%s/%u-%u", trace_ctx_name(ev->ctx), cpu,
+		       trace_ctx_pid(cpu, ev->ctx));
+	pad = tl < 14 ? 14 - tl : 0;
+	if (kind == TRACE_FTRACE_EXIT)
+		fn[0] = 0;
+	else
+		put_sym(fn, sizeof(fn), syms, trace_ftrace_field(ev, "func"), true);
+	return ksnprintf(buf, size, "%5s.%09llu |   %u) %*s%s%*s | %s|  %*s%s%s", secs,
+			 (unsigned long long)(mag % 1000000000u), cpu, pad / 2, "", task,
+			 pad - pad / 2, "", dur, (int)indent, "",
+			 kind == TRACE_FTRACE_EXIT ? "}" : fn,
+			 kind == TRACE_FTRACE_EXIT ? "" : leaf ? "();" : "() {");
 }

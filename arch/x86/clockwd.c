@@ -478,7 +478,12 @@ static void report_boot(const struct clockwd_skew_check *k, unsigned n)
 	       (long long)hi, (unsigned long long)bound);
 }
 
-void clock_watchdog_poll(bool quiet)
+/*
+ * notrace: idle waiters (the shell between keys, 1 kHz) call this once a
+ * tick; traced, it would fill the buffers with its own calls.  The checks
+ * it runs are functions of their own, traced as any.
+ */
+notrace void clock_watchdog_poll(bool quiet)
 {
 	static bool busy;
 	static struct clockwd_skew_check k[MAX_CPUS];	/* k[c - 1]: AP c's */

@@ -58,6 +58,7 @@ const char *ftrace_list_get(enum ftrace_list which);
 const char *ftrace_list_option(enum ftrace_list which);	/* "ftrace.filter", ... */
 /* function_graph's depth limit: frames per context level; 0 = FTRACE_STACK_FRAMES. */
 void ftrace_set_graph_depth(uint32_t depth);
+uint32_t ftrace_graph_depth(void);	/* the limit now: 1..FTRACE_STACK_FRAMES */
 
 /* The traceable functions: count, and the i-th's name, site and state. */
 unsigned ftrace_site_count(void);

@@ -5,9 +5,9 @@
  *
  *   # tracer: baretrace
  *   #
- *   # entries-in-buffer/entries-written: 1200/1217   #P:2
- *   # cpu=0 entries=700 overrun=17 dropped=0 commit_overrun=0 read=683 lost=17
- *   # cpu=1 entries=500 overrun=0 dropped=0 commit_overrun=0 read=500 lost=0 clock=untrusted
+ *   # entries-in-buffer/entries-written: 1183/1200   #P:2
+ *   # cpu=0 entries=0 overrun=17 dropped=0 commit_overrun=0 read=683 lost=17
+ *   # cpu=1 entries=0 overrun=0 dropped=0 commit_overrun=0 read=500 lost=0 clock=untrusted
  *   # U: clock=untrusted: the kernel could not bound this CPU's TSC skew, ...
  *   #
  *   #      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION
@@ -45,6 +45,11 @@
  * buffer order.  "CPU:<n> [LOST <m> EVENTS]" stands where the page that
  * reported the loss begins: it is placed at that page's base stamp, so it
  * comes right before the page's first event in that CPU's order.
+ *
+ * Damage (decoder only): "# damaged: <what>" right after the tracer line
+ * when the capture lost frames (opts.damaged), and events lost because
+ * frames went missing in the capture, not in the ring, print apart as
+ * "CPU:<n> [LOST <m> EVENTS IN TRANSIT]" (trace_text_cpu.transit).
  */
 #ifndef TRACE_TEXT_H
 #define TRACE_TEXT_H
@@ -141,7 +146,26 @@ struct trace_text_cpu {
 					 * readable for 48 + its commit bytes */
 	const uint64_t *lost;		/* events lost before each page (overrun +
 					 * dropped), or NULL: the page header's lost */
+	const uint64_t *transit;	/* of lost[]: events lost in the capture (frames
+					 * missing; decoder only), or NULL: none */
 };
+
+/* The header's last lines: the columns, drawn as ftrace's legend is. */
+#define TRACE_TEXT_LEGEND							\
+	"# TASK-PID: <context>/<cpu>-<pid>, pid = 1 + 4 * cpu + context (task 0, "	\
+	"softirq 1, irq 2, nmi 3), as in the trace.dat\n"				\
+	"#                         _----=> '.' (ftrace: irqs-off)\n"			\
+	"#                        / _---=> '.' (ftrace: need-resched)\n"		\
+	"#                       | / _--=> '.' task, 's' softirq, 'h' irq, 'z' NMI\n"	\
+	"#                       || / _-=> 'U' clock untrusted (ftrace: preempt-depth)\n" \
+	"#                       ||| /\n"						\
+	"#      TASK-PID   CPU#  ||||       TIMESTAMP  FUNCTION\n"			\
+	"#         | |      |    ||||           |      |\n"
+
+/* After it when function_graph lines are printed: their columns, as ftrace's. */
+#define TRACE_TEXT_GRAPH_LEGEND							\
+	"#   TIME           CPU    TASK/PID          DURATION     FUNCTION CALLS\n"	\
+	"#        |          |      |    |            |    |      |   |   |   |\n"
 
 /* Selections. */
 struct trace_text_opts {
@@ -156,6 +180,8 @@ struct trace_text_opts {
 	const struct dump_calib *calib;	/* a disputed calibration, or NULL */
 	bool mark_order;		/* an ORDER UNDECIDED line before each event whose
 					 * order with the one before is not decided */
+	const char *damaged;		/* a "# damaged: <it>" header line (decoder: what
+					 * the capture lost), or NULL */
 };
 
 /*
@@ -201,5 +227,12 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 /* The flag characters and context name of a known event (see above). */
 char trace_ctx_flag(uint32_t ctx);
 const char *trace_ctx_name(uint32_t ctx);
+
+/*
+ * The pid of a CPU's context, the same in the text ("irq/2-11") and the
+ * trace.dat (common_pid, saved cmdlines): 1 + 4 * cpu + context level
+ * (task 0, softirq 1, irq 2, nmi 3); a level past nmi counts as task.
+ */
+uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx);
 
 #endif

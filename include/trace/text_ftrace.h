@@ -3,18 +3,22 @@
  * text dump (trace/text.c), which the kernel and the decoder share.
  *
  *   function:        the usual prefix, then "ip <-parent_ip"
- *   function_graph:  one line per call and return, as ftrace prints them
- *                    with its abstime option (docs/ftrace.md):
+ *   function_graph:  one line per call and return, as Linux's
+ *                    function_graph tracer prints them with its
+ *                    funcgraph-abstime and funcgraph-proc options
+ *                    (docs/ftrace.md), the time to the nanosecond:
  *
- *   <time>       | <cpu>) <ctx> <duration>  | <indent>func() {
- *      0.050239372 |   0) .               |    pmm_alloc() {
- *      0.050239542 |   0) .     0.441 us  |      scan();
- *      0.050240293 |   0) .     1.932 us  |    } / * pmm_alloc * /     (printed without the spaces in / * and * /)
+ *   <time>          |  <cpu>)   <task>     | <mark> <duration>|  <indent>func() {
+ *       0.050239372 |  0)    task/0-1    |               |    pmm_alloc() {
+ *       0.050239542 |  0)    task/0-1    |    0.441 us   |      scan();
+ *       0.050440293 |  0)    task/0-1    | ! 201.932 us  |    }
  *
- *   ctx is the context's flag ('.' task, 'h' IRQ, 'z' NMI; each has its
+ *   task is the context as the event lines name it (each context has its
  *   own depth); the indent is two spaces per depth; a call whose return is
- *   the next event of its CPU (a leaf) is one line "func();"; durations
- *   are microseconds with the nanosecond digits.
+ *   the next event of its CPU (a leaf) is one line "func();", a return a
+ *   bare "}"; durations are Linux's: microseconds with as many nanosecond
+ *   digits as fit 7 digits, after a mark for long calls ('+' over 10 us,
+ *   '!' 100 us, '#' 1 ms, '*' 10 ms, '@' 100 ms, '$' 1 s).
  *
  * Events are recognised by system and name ("ftrace", "function", ...)
  * and their fields by name, so a capture's own catalog works as well as
@@ -36,6 +40,9 @@ enum trace_ftrace_kind {
 
 /* Which of the function tracer's events d is (NONE for any other, or NULL). */
 enum trace_ftrace_kind trace_ftrace_kind(const struct trace_event_def *d);
+
+/* Linux's mark for a function_graph duration: '+', '!', '#', '*', '@', '$' or ' '. */
+char trace_ftrace_mark(uint64_t dur_ns);
 
 /* A field of an accepted view by name, 0 if it has none of that name. */
 uint64_t trace_ftrace_field(const struct trace_event_view *v, const char *name);

@@ -231,8 +231,9 @@ static int bench_ring(const struct bench_opts *o)
 	dec3(npe, sizeof(npe), net * 1000000, tsc.hz / 1000 * 1000);	/* (milli-cycles/1000) * 1e9 / hz */
 	dec3(lpe, sizeof(lpe), loop_per, 1000);
 	dec3(ope, sizeof(ope), loop_per > off_per ? loop_per - off_per : 0, 1000);
-	cprintf("bench ring: cpu=%u events=%llu entries=%llu overrun=%llu dropped=%llu read=%llu "
-		"reader_pages=%llu entries_per_ms=%llu failed=%llu\n", o->cpu,
+	/* stored, not ftrace's entries (those still unread): status says why. */
+	cprintf("bench ring: cpu=%u events=%llu stored=%llu overrun=%llu dropped=%llu read=%llu "
+		"reader_pages=%llu events_per_ms=%llu failed=%llu\n", o->cpu,
 		(unsigned long long)on.events, (unsigned long long)st.entries,
 		(unsigned long long)st.overrun, (unsigned long long)st.dropped,
 		(unsigned long long)(o->reader ? reader_events : 0),

@@ -679,6 +679,11 @@ void ftrace_set_graph_depth(uint32_t depth)
 	}
 }
 
+uint32_t ftrace_graph_depth(void)
+{
+	return __atomic_load_n(&graph_limit, __ATOMIC_RELAXED);
+}
+
 void ftrace_get_stats(struct ftrace_stats *st)
 {
 	memset(st, 0, sizeof(*st));

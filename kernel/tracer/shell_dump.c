@@ -40,6 +40,11 @@ static int cmd_dump(int argc, char **argv)
 		return dump_usb(opts.cpu) ? 0 : 1;
 	return (text ? dump_text(opts.cpu, opts.last) : dump_bin(opts.cpu)) ? 0 : 1;
 }
-SHELL_COMMAND(dump, .name = "dump", .usage = "text|bin|usb [cpu=N] [last=N]",
+SHELL_COMMAND(dump, .name = "dump",
+	      .usage = "text [cpu=N] [last=N]\tthe last N events (default dump.last=), merged; "
+		       "last=0: all; an idle shell records irq:lapic_tick 1000 times a second "
+		       "('events disable irq:lapic_tick' stops it)\n"
+		       "bin [cpu=N]\tthe whole buffers as frames for baretrace-decode\n"
+		       "usb [cpu=N]\tthe same frames saved into TRACE.BIN on the stick",
 	      .help = "print the trace (text), send it framed (bin) or save it to the stick (usb)",
 	      .fn = cmd_dump);

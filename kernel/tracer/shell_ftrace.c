@@ -26,6 +26,7 @@ static void show_stats(void)
 	for (int w = 0; w < FTRACE_LISTS; w++)
 		cprintf("%s=%s\n", ftrace_list_option((enum ftrace_list)w),
 			ftrace_list_get((enum ftrace_list)w));
+	cprintf("ftrace.graph_depth=%u\n", ftrace_graph_depth());
 }
 
 static int cmd_tracer(int argc, char **argv)
@@ -161,15 +162,42 @@ static int cmd_ftrace(int argc, char **argv)
 	if (!strcmp(argv[1], "bench") && argc == 3 &&
 	    (!strcmp(argv[2], "function") || !strcmp(argv[2], "function_graph")))
 		return ftrace_bench(strcmp(argv[2], "function") ? FTRACE_GRAPH : FTRACE_FUNCTION);
+	if (!strcmp(argv[1], "graph_depth")) {
+		uint32_t depth = 0;
+		const char *d = argc == 3 ? argv[2] : "";
+
+		/* 0..FTRACE_STACK_FRAMES in decimal: at most two digits. */
+		for (int i = 0; d[i] && i < 3; i++) {
+			bool digit = d[i] >= '0' && d[i] <= '9';
+
+			depth = digit ? depth * 10 + (uint32_t)(d[i] - '0') : 999;
+		}
+		if (argc != 3 || !*d || strlen(d) > 2 || depth > FTRACE_STACK_FRAMES) {
+			unsigned max = FTRACE_STACK_FRAMES;
+
+			cprintf("error: ftrace graph_depth %.32s: not a number from 0 to %u "
+				"(0: all %u levels)\n", d, max, max);
+			return 1;
+		}
+		ftrace_set_graph_depth(depth);
+		show_stats();
+		return 0;
+	}
 	if (!strcmp(argv[1], "work") && argc == 2) {
 		ftrace_work_a(1);
 		cprintf("ftrace: work: ftrace_work_a called\n");
 		return 0;
 	}
-	cprintf("error: usage: ftrace [filter|notrace|graph_function LIST|-] | ftrace work | "
-		"ftrace bench [function|function_graph]\n");
+	cprintf("error: ftrace %.32s: not a form of ftrace; 'help ftrace' lists them\n", argv[1]);
 	return 1;
 }
-SHELL_COMMAND(ftrace, .name = "ftrace", .usage = "[filter|notrace|graph_function LIST|-|work|bench [tracer]]",
-	      .help = "function tracer filters and counters; work: call a->b->c; bench: cost per call",
+SHELL_COMMAND(ftrace, .name = "ftrace",
+	      .usage = "\tthe tracer's counters, lists and depth\n"
+		       "filter LIST|-\ttrace only these functions (names and globs; -: all)\n"
+		       "notrace LIST|-\tnever trace these (-: none)\n"
+		       "graph_function LIST|-\tfunction_graph: only calls below these (-: all)\n"
+		       "graph_depth N\tfunction_graph: levels recorded per context (0: all 63)\n"
+		       "work\tcall ftrace_work_a, which calls b, which calls c\n"
+		       "bench [function|function_graph]\tinstructions per traced call",
+	      .help = "function tracer: filters, graph depth, counters, test calls",
 	      .fn = cmd_ftrace);

@@ -33,12 +33,13 @@ static int cmd_status(int argc, char **argv)
 	for (unsigned c = 0; c < cpu_count; c++) {
 		struct rb_stats st;
 		ring_buffer_stats(ring_buffer_cpu(&trace_rb, c), &st);
+		/* entries: unread, as ftrace's per_cpu/stats; stored: ever kept. */
 		cprintf("cpu=%u entries=%llu overrun=%llu dropped=%llu commit_overrun=%llu "
-			"read=%llu bytes=%llu in_buffer=%llu written=%llu rejected=%llu "
-			"refused=%llu%s%s\n", c, (unsigned long long)st.entries,
+			"read=%llu bytes=%llu stored=%llu written=%llu rejected=%llu "
+			"refused=%llu%s%s\n", c, (unsigned long long)st.in_buffer,
 			(unsigned long long)st.overrun, (unsigned long long)st.dropped,
 			(unsigned long long)st.commit_overrun, (unsigned long long)st.read,
-			(unsigned long long)st.bytes, (unsigned long long)st.in_buffer,
+			(unsigned long long)st.bytes, (unsigned long long)st.entries,
 			(unsigned long long)st.written, (unsigned long long)st.rejected,
 			(unsigned long long)st.refused, st.stop_reason ? " stopped: " : "",
 			st.stop_reason ? st.stop_reason : "");

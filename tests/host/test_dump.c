@@ -130,7 +130,8 @@ static void test_text_exact(void **state)
 	};
 	struct clock_conv c0, c1;
 	struct dump_stats st0 = { .cpu = 0, .state = DUMP_STATE_OFF, .written = 5,
-				  .entries = 3, .overrun = 2, .read = 3, .lost = 2 };
+				  .entries = 3, .overrun = 2, .read = 3, .lost = 2,
+				  .in_buffer = 1 };	/* "entries=": unread, as ftrace */
 	const void *pages0[] = { p0, p2 }, *pages1[] = { p1 };
 	const uint64_t lost0[] = { 2, 0 };
 	struct trace_text_cpu tc[2] = {
@@ -148,7 +149,7 @@ static void test_text_exact(void **state)
 		"# tracer: baretrace\n"
 		"#\n"
 		"# entries-in-buffer/entries-written: 6/7   #P:2\n"
-		"# cpu=0 entries=3 overrun=2 dropped=0 commit_overrun=0 read=3 lost=2\n"
+		"# cpu=0 entries=1 overrun=2 dropped=0 commit_overrun=0 read=3 lost=2\n"
 		"# cpu=1 stats=missing clock=untrusted\n"
 		"# events: enabled=18/18 all\n"
 		"# U: clock=untrusted: the kernel could not bound this CPU's TSC skew, or its "
@@ -159,15 +160,14 @@ static void test_text_exact(void **state)
 		"is not decided\n"
 		"# order: cpu=0 1=unbounded\n"
 		"#\n"
-		"#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION\n"
-		"#         | |      |     |             |      |\n"
-		"        nmi-1     [001] ..zU     0.999999551: nmi: count=9\n"
+		TRACE_TEXT_LEGEND
+		"      nmi/1-8     [001] ..zU     0.999999551: nmi: count=9\n"
 		"CPU:0 [LOST 2 EVENTS]\n"
-		"       task-0     [000] ....     1.000000010: producer: seq=1 value=7\n"
-		"    softirq-1     [001] ..sU     1.000001051: mark: id=3\n"
-		"        irq-0     [000] ..h.     1.000002000: lapic_tick: tick=4\n"
-		"    softirq-0     [000] ..s.     1.000003000: unknown: id=99 bytes=8\n"
-		"       task-0     [000] ....     2.000000001: mark: id=42\n"
+		"     task/0-1     [000] ....     1.000000010: producer: seq=1 value=7\n"
+		"  softirq/1-6     [001] ..sU     1.000001051: mark: id=3\n"
+		"      irq/0-3     [000] ..h.     1.000002000: lapic_tick: tick=4\n"
+		"  softirq/0-2     [000] ..s.     1.000003000: unknown: id=99 bytes=8\n"
+		"     task/0-1     [000] ....     2.000000001: mark: id=42\n"
 		"CPU:0 [MALFORMED PAGE pos=1 at offset 12]\n";
 
 	(void)state;
@@ -221,7 +221,8 @@ static void test_text_exact(void **state)
 	o.last = 1;
 	assert_int_equal(trace_text_write(tc, 2, &o, scratch, sizeof(scratch), &sink, &sum), 0);
 	membuf_write(&out, "", 1);
-	assert_non_null(strstr((char *)out.p, "       task-0     [000] ....    -0.999999999: mark: id=42\n"));
+	assert_non_null(strstr((char *)out.p,
+			       "     task/0-1     [000] ....    -0.999999999: mark: id=42\n"));
 	assert_null(strstr((char *)out.p, "producer"));
 	assert_int_equal(sum.printed, 1);
 	assert_int_equal(trace_text_write(tc, 2, &o, scratch, 8, &sink, &sum), -1);

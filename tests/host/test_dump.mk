@@ -35,7 +35,7 @@ test_dump_DEPS := $(DUMP_KCHECK_OBJS)
 # CRC recomputed: reported or consistent, text and CTF of what was accepted.
 # Built with the extra events (every field kind), as mkcapture-extra is.
 HOST_TESTS += test_desc_flips
-test_desc_flips_SRCS := tests/host/test_desc_flips.c tests/host/desc_check.c tools/ctf.c \
+test_desc_flips_SRCS := tests/host/test_desc_flips.c tests/host/desc_check.c tools/ctf.c tools/damage.c \
 	$(DUMP_SIM_SRCS)
 test_desc_flips_CFLAGS := -Itests/host -Itools -I. \
 	-DTRACE_EVENT_LIST_EXTRA='"tests/host/events_extra.h"'

@@ -288,8 +288,8 @@ static void test_invalid_clock(void **state)
 		assert_int_equal(count(&ktext, "# cpu=1 ", " clock=invalid"), 1);
 		assert_int_equal(count(&ktext, "# U: clock=invalid: the conversion in this CPU's "
 				       "CLOCK is unusable", ""), 1);
-		assert_int_equal(count(&ktext, "       task-1     [001] ...U", ""),
-				 count(&text, "       task-1     [001] ...U", ""));
+		assert_int_equal(count(&ktext, "     task/1-5     [001] ...U", ""),
+				 count(&text, "     task/1-5     [001] ...U", ""));
 		free(arena);
 		arena = NULL;
 	}

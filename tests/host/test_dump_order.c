@@ -100,9 +100,9 @@ static const char want_head[] =
 	"# tracer: baretrace\n"
 	"#\n"
 	"# entries-in-buffer/entries-written: 9/9   #P:3\n"
-	"# cpu=0 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
-	"# cpu=1 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
-	"# cpu=2 entries=3 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0 clock=untrusted "
+	"# cpu=0 entries=0 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
+	"# cpu=1 entries=0 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0\n"
+	"# cpu=2 entries=0 overrun=0 dropped=0 commit_overrun=0 read=3 lost=0 clock=untrusted "
 	"untrusted_from=1.000002000\n";
 
 /* The built-in events, counted here: every one is enabled in these captures. */
@@ -130,21 +130,20 @@ static const char want_order[] =
 	"# order: cpu=0 1=400 2=50\n"
 	"# order: cpu=1 2=450\n"
 	"#\n"
-	"#      TASK-PID   CPU# FLAGS       TIMESTAMP  FUNCTION\n"
-	"#         | |      |     |             |      |\n";
+	TRACE_TEXT_LEGEND;
 
 static const char *const want_events[] = {
-	"       task-0     [000] ....     1.000000000: mark: id=1\n",
+	"     task/0-1     [000] ....     1.000000000: mark: id=1\n",
 	"CPU:1 [ORDER UNDECIDED: 300 ns after CPU:0, within 400 ns]\n",
-	"       task-1     [001] ....     1.000000300: mark: id=2\n",
-	"       task-2     [002] ....     1.000000900: mark: id=3\n",
-	"       task-0     [000] ....     1.000000951: mark: id=4\n",
+	"     task/1-5     [001] ....     1.000000300: mark: id=2\n",
+	"     task/2-9     [002] ....     1.000000900: mark: id=3\n",
+	"     task/0-1     [000] ....     1.000000951: mark: id=4\n",
 	"CPU:2 [ORDER UNDECIDED: 50 ns after CPU:0, within 50 ns]\n",
-	"       task-2     [002] ....     1.000001001: mark: id=5\n",
-	"       task-1     [001] ....     1.000001500: mark: id=6\n",
-	"       task-1     [001] ....     1.000001600: mark: id=9\n",
-	"       task-2     [002] ...U     1.000002000: mark: id=7\n",
-	"       task-0     [000] ....     1.000002010: mark: id=8\n",
+	"     task/2-9     [002] ....     1.000001001: mark: id=5\n",
+	"     task/1-5     [001] ....     1.000001500: mark: id=6\n",
+	"     task/1-5     [001] ....     1.000001600: mark: id=9\n",
+	"     task/2-9     [002] ...U     1.000002000: mark: id=7\n",
+	"     task/0-1     [000] ....     1.000002010: mark: id=8\n",
 };
 
 static void want_text(struct membuf *w, bool marks, const struct dump_calib *calib)

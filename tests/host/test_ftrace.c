@@ -244,16 +244,46 @@ static void test_graph_text(void **state)
 	put_function(14000, 0x3000, 0x2010);
 	put_function(14001, 0x5000, 0x1000);
 	assert_string_equal(text_of(),
-		"    0.000010000 |   0) .                | outer() {\n"
-		"    0.000010100 |   0) .                |   inner() {\n"
-		"    0.000010200 |   0) .      0.250 us  |     leaf();\n"
-		"    0.000011000 |   0) .                |     leaf() {\n"
-		"    0.000011100 |   0) h      0.100 us  | leaf();\n"
-		"    0.000011500 |   0) .      0.500 us  |     } /* leaf */\n"
-		"    0.000012000 |   0) .      1.900 us  |   } /* inner */\n"
-		"    0.000013000 |   0) .     13.000 us  | } /* outer */\n"
-		"       task-0     [000] ....     0.000014000: leaf <-inner+0x10\n"
-		"       task-0     [000] ....     0.000014001: 0x5000 <-outer+0x0\n");
+		TRACE_TEXT_GRAPH_LEGEND
+		"    0.000010000 |   0)    task/0-1    |               |  outer() {\n"
+		"    0.000010100 |   0)    task/0-1    |               |    inner() {\n"
+		"    0.000010200 |   0)    task/0-1    |   0.250 us    |      leaf();\n"
+		"    0.000011000 |   0)    task/0-1    |               |      leaf() {\n"
+		"    0.000011100 |   0)    irq/0-3     |   0.100 us    |  leaf();\n"
+		"    0.000011500 |   0)    task/0-1    |   0.500 us    |      }\n"
+		"    0.000012000 |   0)    task/0-1    |   1.900 us    |    }\n"
+		"    0.000013000 |   0)    task/0-1    | + 13.000 us   |  }\n"
+		"     task/0-1     [000] ....     0.000014000: leaf <-inner+0x10\n"
+		"     task/0-1     [000] ....     0.000014001: 0x5000 <-outer+0x0\n");
+}
+
+/*
+ * Linux's duration column (trace_print_graph_duration(), trace_find_mark()):
+ * a mark past each bound (strictly), microseconds with the nanosecond
+ * digits that fit 7 digits, 12 characters in all. Kills: '>=' for '>',
+ * marks of trace-cmd 3.1 ('#' for anything over 1 ms), rounding.
+ */
+static void test_graph_duration_marks(void **state)
+{
+	static const struct { uint64_t ns; const char *col; } want[] = {
+		{ 10000, "  10.000 us   " }, { 10001, "+ 10.001 us   " },
+		{ 100001, "! 100.001 us  " }, { 1000001, "# 1000.001 us " },
+		{ 10000001, "* 10000.00 us " }, { 15938519, "* 15938.51 us " },
+		{ 100000001, "@ 100000.0 us " }, { 136793119, "@ 136793.1 us " },
+		{ 1000000001, "$ 1000000 us  " }, { 12345678999, "$ 12345678 us " },
+	};
+	struct trace_ev_funcgraph_exit e = { .hdr = trace_ent_pack(TEV_funcgraph_exit, 0,
+						 TRACE_ENT_WORDS(funcgraph_exit)), .func = 0x77 };
+	struct trace_event_view v;
+	char buf[256];
+
+	(void)state;
+	assert_true(trace_event_parse(NULL, (const uint8_t *)&e, sizeof(e), &v));
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		trace_ftrace_graph(&v, NULL, 0, 5, (int64_t)want[i].ns, NULL, buf, sizeof(buf));
+		assert_memory_equal(buf + 40, want[i].col, 14);
+		assert_string_equal(buf + 40 + 14, "|  }");
+	}
 }
 
 /* The line formatter alone: depth indent capped, unknown symbol, a negative time. */
@@ -271,9 +301,9 @@ static void test_graph_line(void **state)
 	assert_ptr_equal(v.def, d);
 	assert_int_equal(trace_ftrace_kind(v.def), TRACE_FTRACE_ENTRY);
 	trace_ftrace_graph(&v, NULL, 3, -1500000001, 0, NULL, buf, sizeof(buf));
-	assert_true(strncmp(buf, "   -1.500000001 |   3) .                | ", 42) == 0);
-	assert_int_equal(strlen(buf), 42 + 128 + strlen("0x77() {"));
-	assert_string_equal(buf + 42 + 128, "0x77() {");
+	assert_memory_equal(buf, "   -1.500000001 |   3)   task/3-13    |               |  ", 57);
+	assert_int_equal(strlen(buf), 57 + 128 + strlen("0x77() {"));
+	assert_string_equal(buf + 57 + 128, "0x77() {");
 	assert_int_equal(trace_ftrace_kind(trace_builtin_catalog.by_id[TEV_bprint]),
 			 TRACE_FTRACE_NONE);
 }
@@ -286,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_glob),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_graph_text),
+		cmocka_unit_test(test_graph_duration_marks),
 		cmocka_unit_test(test_graph_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,10 @@ def test_icount_instruction_budget(qemu):
     assert int(f["events"]) > 100000
     # icount: the TSC is 1 GHz, so ns and cycles agree.
     assert f["cycles_per_event"] == f["ns_per_event"]
+    # The buffer's line: events kept are "stored" (ftrace's "entries" are the unread ones).
+    m = re.search(r"^bench ring: cpu=\d+ events=(\d+) stored=(\d+) overrun=\d+ dropped=(\d+) "
+                  r"read=\d+ reader_pages=\d+ events_per_ms=\d+ ", r.out, re.M)
+    assert m and int(m[2]) + int(m[3]) >= int(m[1]) > 0, r.out[-2000:]
 
 
 # The kernel's own writers in bench all (event=): the record each writes.

@@ -110,7 +110,7 @@ def test_skews_near_2_63(qemu):
     assert trusted(r) == {0: "yes", 1: "no", 2: "yes", 3: "yes"}, r.out
 
 
-EVENT = re.compile(r"^\s*\S+-(\d+)\s+\[\d{3}\] (\S{4})\s+(-?)(\d+)\.(\d{9}): ", re.M)
+EVENT = re.compile(r"^\s*\S+/(\d+)-\d+\s+\[\d{3}\] (\S{4})\s+(-?)(\d+)\.(\d{9}): ", re.M)
 
 
 def events(text):

@@ -8,12 +8,12 @@ import pytest
 
 from conftest import ROOT
 
-EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
+EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
 
 
 def kernel_text(capture: bytes) -> bytes:
     t = capture.replace(b"\r\n", b"\n")
-    start = t.index(b"# tracer: baretrace")
+    start = t.index(b"# tracer: ")     # baretrace, or function_graph with graph lines
     end = t.index(b"\xbaTR\xce", start)
     return t[start:end]
 

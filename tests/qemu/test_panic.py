@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 
-EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
+EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
                    r"(\w+): (.*)$")
 MARKS = list(range(1, 17))
 STOP = re.compile(r"^panic: stopped cpu=(\d+) rip=(\S+)\+0x[0-9a-f]+ in_tracer=(yes|no)"

@@ -53,7 +53,7 @@ def test_pci_serial_card_without_com1(qemu, machine, config):
     check_ktests(r)
     # A trace dump arrives on the card, too.
     assert "# tracer: baretrace" in r.lines, r.out
-    assert len(r.all(r"^\s+(task|irq|nmi)-\d+\s+\[\d{3}\] ")) == 5, r.out
+    assert len(r.all(r"^\s+(task|irq|nmi)/\d+-\d+\s+\[\d{3}\] ")) == 5, r.out
     assert r.has(rf"^pci: config={config}\b"), r.out
     pci = r.fields(r"^console: found=pci ")
     assert pci["id"] == "1b36:0002" and pci["io"].startswith("0x")

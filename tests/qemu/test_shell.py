@@ -39,10 +39,10 @@ def test_commands_and_errors(shell):
 
 def test_editing_long_lines_and_garbage(shell):
     s = shell()
-    # Backspace and DEL erase; Ctrl-U clears; an arrow key's escape sequence is swallowed.
+    # Backspace and DEL erase; Ctrl-U clears; Left/Right's escape sequences are swallowed.
     out = s.cmd("cpuz\x7f\x08us")
     assert "cpus: online=2" in out, out
-    out = s.cmd("garbage\x15\x1b[Acpus")
+    out = s.cmd("garbage\x15\x1b[C\x1bODcpus")
     assert "cpus: online=2" in out, out
     # Ctrl-C drops the line and gives a fresh prompt.
     s.send(b"poweroff\x03")
@@ -59,6 +59,59 @@ def test_editing_long_lines_and_garbage(shell):
     while time.time() < deadline and "poweroff" not in s.text()[t0:]:
         time.sleep(0.1)
     assert re.search(r"^  poweroff ", s.text()[t0:], re.M), s.text()[-2000:]
+    s.send(b"poweroff\r")
+    assert s.close() == 0
+
+
+def test_help_history_and_the_idle_loop(shell):
+    """help: one line per command, their texts in one column, and 'help CMD'
+    gives that command's forms; Up and Down walk the lines run; ftrace's
+    graph depth is set at run time; an idle shell records nothing of its own
+    loop but the 1 kHz lapic_tick event, which one command stops, so that a
+    short dump shows the work. Kills: help's fixed %-8s %-28s columns, arrows
+    swallowed, no graph_depth form, clock_watchdog_poll traced 1000 times a
+    second. The clock watchdog is off: its checks are work of their own."""
+    s = shell("run=shell clock.watchdog_ms=0")
+    out = s.cmd("help").splitlines()
+    rows = [l for l in out if l.startswith("  ")]
+    names = [l.split()[0] for l in rows]
+    assert {"help", "dump", "ftrace", "status", "poweroff"} <= set(names), out
+    assert len({len(l) - len(l[2:].split(None, 1)[1]) for l in rows}) == 1, out  # one column
+    assert out[-1] == "'help <command>' gives its usage; Up and Down recall earlier lines", out
+    out = s.cmd("help ftrace")
+    assert out.startswith("ftrace: function tracer: "), out
+    forms = re.findall(r"^  ftrace (graph_depth N|filter LIST\|-|work)\s{2,}\S", out, re.M)
+    assert forms == ["filter LIST|-", "graph_depth N", "work"], out
+    assert s.cmd("help nosuch") == "error: help: no command 'nosuch'; 'help' lists the commands\n"
+    # History: Up twice is the line before the last; Up, Down, Down is an empty line again.
+    s.cmd("cpus")
+    s.cmd("status")
+    s.send(b"\x1b[A\x1b[A\r")
+    assert "cpus: online=2" in s.wait_prompt()
+    s.send(b"\x1b[A\x1bOB\x1b[Bstop\r")
+    assert s.wait_prompt().endswith("trace: recording=off\n")
+    s.cmd("start")
+    # graph_depth at run time: 1 records ftrace_work_a alone, as a leaf; 0 all levels.
+    assert "ftrace.graph_depth=1" in s.cmd("ftrace graph_depth 1")
+    assert s.cmd("ftrace graph_depth 64") == \
+        "error: ftrace graph_depth 64: not a number from 0 to 63 (0: all 63 levels)\n"
+    s.cmd("events disable irq:lapic_tick")
+    s.cmd("ftrace filter ftrace_work_*")
+    s.cmd("tracer function_graph")
+    s.cmd("ftrace work")
+    out = s.cmd("dump text last=0")
+    assert re.search(r"\|  ftrace_work_a\(\);$", out, re.M) and "ftrace_work_b" not in out, out
+    assert "ftrace.graph_depth=63" in s.cmd("ftrace graph_depth 0")
+    # The idle loop: every function traced, 0.3 s idle between two commands.
+    s.cmd("ftrace filter -")
+    s.cmd("tracer function")
+    s.cmd("dump text last=1")
+    time.sleep(0.3)
+    s.cmd("ftrace work")
+    time.sleep(0.3)
+    out = s.cmd("dump text last=12")
+    assert re.search(r": ftrace_work_c <-ftrace_work_b", out), out
+    assert "clock_watchdog_poll" not in out and "lapic_tick" not in out, out
     s.send(b"poweroff\r")
     assert s.close() == 0
 

@@ -34,7 +34,7 @@ import pytest
 
 from helpers import per_cpu_fields, smp_lines, smp_warnings, within_20us
 
-EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
+EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
                    r"(\w+): (.*)$")
 PREFIXED = re.compile(r"^\[\s*(\d+)\.(\d{6})\] (.*)$")
 KTESTS = ("cross_cpu_order,ap_console_clock,tsc_sites_intact,skew_bound_is_20us,"

@@ -126,12 +126,25 @@ def test_shell_trace_commands(shell):
     out = s.cmd("status")
     assert re.search(r"^trace: recording=on mode=overwrite pages_per_cpu=64 page_size=4096 cpus=2$", out, re.M), out
     rows = re.findall(r"^cpu=(\d+) entries=(\d+) overrun=(\d+) dropped=(\d+) commit_overrun=(\d+) "
-                      r"read=(\d+) bytes=(\d+) in_buffer=(\d+) written=(\d+) ", out, re.M)
+                      r"read=(\d+) bytes=(\d+) stored=(\d+) written=(\d+) ", out, re.M)
     assert [int(x[0]) for x in rows] == [0, 1]
     # The shell's own timer ticks are being recorded on CPU 0.
     assert int(rows[0][1]) > 0
+    # entries are ftrace's: stored, not read, not overwritten; stored is what was ever kept.
+    for x in rows:
+        assert int(x[1]) == int(x[7]) - int(x[5]) - int(x[2]), x
+        assert int(x[8]) == int(x[7]) + int(x[3]), x
     assert s.cmd("stop") == "trace: recording=off\n"
     assert "recording=off" in s.cmd("status")
+    # A dump reads what it prints (as trace_pipe): after it, status and the dump's own
+    # header (its counters after the dump) give the same entries, read and written.
+    before = sum(int(e) for e in re.findall(r"^cpu=\d+ entries=(\d+) ", s.cmd("status"), re.M))
+    dump = s.cmd("dump text last=1", timeout=60)
+    header = re.findall(r"^# cpu=(\d+) entries=(\d+) overrun=\d+ dropped=\d+ commit_overrun=\d+ "
+                        r"read=(\d+) ", dump, re.M)
+    status = re.findall(r"^cpu=(\d+) entries=(\d+) .* read=(\d+) ", s.cmd("status"), re.M)
+    assert header == status and len(status) == 2, (header, status)
+    assert re.search(rf"^# entries-in-buffer/entries-written: {before}/", dump, re.M), (before, dump)
     assert s.cmd("start") == "trace: recording=on\n"
     assert s.cmd("mode discard") == "trace: mode=discard (buffers emptied)\n"
     assert "mode=discard" in s.cmd("status")

@@ -158,7 +158,7 @@ def test_usb2_save_and_panic(qemu, decoder, tools, tmp_path):
     text, n, events = decode(decoder, trace_bin, 2, tmp_path / "f")
     assert n == 2
     assert events == int(re.search(r"events=(\d+)", r.all(r"^dump: usb id=")[1]).group(1))
-    seqs = [int(s) for s in re.findall(r"^\s*task-0\s+\[000\] .* bench: seq=(\d+)$", text,
+    seqs = [int(s) for s in re.findall(r"^\s*task/0-1\s+\[000\] .* bench: seq=(\d+)$", text,
                                        re.M)]
     assert seqs[-16:] == list(range(1, 17)), text[-2000:]
     assert re.findall(r": (\w+): ", text)[-1] == "bench"
@@ -181,7 +181,7 @@ def test_foreign_header_is_never_written(qemu, tools, tmp_path):
     assert sha(img) == before
 
 
-RECORD_EVENT = re.compile(r"^\s*task-\d+\s+\[(\d{3})\] .* bench: seq=(\d+)$")
+RECORD_EVENT = re.compile(r"^\s*task/\d+-\d+\s+\[(\d{3})\] .* bench: seq=(\d+)$")
 RECORD_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
 
 

@@ -37,7 +37,7 @@ import pytest
 
 from test_persist import PREV, boots
 
-EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)-(\d+)\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
+EVENT = re.compile(r"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): "
                    r"(\w+): (.*)$")
 MARKS = list(range(1, 17))
 REPORT = re.compile(r"^watchdog: cpu=(\d+) stuck for (\d+) ms at (\S+)\+0x[0-9a-f]+$")

@@ -25,7 +25,7 @@ EVENT_RE = re.compile(
     r"^\s*(\S+)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
 LOST_RE = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
 BT_RE = re.compile(
-    r"^\[(-?\d+)\.(\d{9})\] \([^)]*\) (\w+): \{ cpu_id = (\d+), page_pos = \d+, "
+    r"^\[(-?\d+)\.(\d{9})\] \([^)]*\) baretrace (\w+): \{ cpu_id = (\d+), page_pos = \d+, "
     r"clock_trusted = (\d) \}, \{ ctx = (\d+) \}, \{ (.*) \}$")
 BT_DISCARD_RE = re.compile(
     r"WARNING: Tracer discarded (\d+) events between .* within stream \"[^\"]*stream_(\d+)\"")
@@ -204,7 +204,10 @@ def test_damaged_capture(tmp_path):
     r = decode(tmp_path / "junk.bin")
     assert r.returncode == 1
     assert b"bytes of non-frame data inside the dump" in r.stderr
-    assert r.stdout == want
+    # Every frame arrived: the same text, but not said to be intact.
+    out = r.stdout.split(b"\n")
+    assert out[1].startswith(b"# damaged: 1 problem in the capture (")
+    assert b"\n".join(out[:1] + out[2:]) == want
 
     # Nothing at all, and no such file.
     (tmp_path / "text.bin").write_bytes(b"just a console\r\n" * 100)
@@ -461,7 +464,8 @@ def test_ctf_into_a_directory_of_an_earlier_trace(tmp_path):
 
 
 CAPTURES = os.path.join(ROOT, "tests", "tools", "captures")
-GRAPH_RE = re.compile(r"^\s*\d+\.\d{9} \|\s+(\d+)\) \S\s+(?:\d+\.\d{3} us)?\s+\| (\s*)(\w[\w.]*)\(\)")
+GRAPH_RE = re.compile(r"^\s*\d+\.\d{9} \|\s+(\d+)\)\s+\S+\s+\| [-+!#*@$ ] (?:\d+(?:\.\d+)? us)?\s*"
+                      r"\|  (\s*)(\w[\w.]*)\(\)")
 FUNC_RE = re.compile(r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+\d+\.\d{9}: (\w[\w.]*) <-(\S+)$")
 
 
@@ -494,3 +498,170 @@ def test_ftrace_symbols_in_babeltrace(tmp_path):
     assert [(c, f["func_sym"]) for c, f in bt_entries] == [(c, n + "+0x0") for c, n in entries]
     assert {f["func_sym"] for f in bt_exits} <= {n + "+0x0" for _, n in entries}
     assert any(n == "smp_init" for _, n in entries)
+
+
+def one_error_line(r, *words):
+    """A rejected command line: status 2, no output, one stderr line that is
+    an error and points at --help."""
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("baretrace-decode: error: "), err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def test_options_long_short_and_errors(tmp_path):
+    """getopt_long: --opt=VALUE, --opt VALUE and the short forms give the same
+    output; every rejected command line is one 'error:' line with the try
+    --help hint (not the whole usage); a CPU the dump does not have is an
+    error, not an empty trace. Kills: the hand-made parser (--text=FILE
+    'unknown option' and the usage's ~50 lines after it), --cpu 7 on a
+    4-CPU dump printing only the header and exiting 0."""
+    cap, want = make_capture(tmp_path, "--events", 2000)
+    for opts in (["--text=" + str(tmp_path / "a.txt"), "--quiet"],
+                 ["-o", tmp_path / "a.txt", "-q"], ["-qo", tmp_path / "a.txt"]):
+        (tmp_path / "a.txt").unlink(missing_ok=True)
+        r = decode(cap, *opts)
+        assert r.returncode == 0 and r.stdout == b"" and r.stderr == b"", (opts, r.stderr)
+        assert (tmp_path / "a.txt").read_bytes() == want
+    sel = decode(cap, "--cpu", 2, "--last", 7).stdout
+    assert sel.count(b"[002]") == 7
+    for opts in (["--cpu=2", "--last=7"], ["-c", 2, "-n", 7], ["-c2", "-n7"], ["cpu=2", "last=7"]):
+        assert decode(cap, *opts).stdout == sel, opts
+    assert decode(cap, "-e").stdout == decode(cap, "--events").stdout != b""
+    assert decode(cap, "-m").stdout == decode(cap, "--mark-order").stdout
+    r = decode(cap, "-q", "-C", tmp_path / "ctf", "-T", tmp_path / "t.dat")
+    assert r.returncode == 0 and (tmp_path / "ctf" / "metadata").exists() \
+        and (tmp_path / "t.dat").exists()
+    assert decode(cap, "-d", 1).stdout == decode(cap, "--dump=1").stdout == want
+    assert decode("-h").stdout == decode("--help").stdout
+
+    one_error_line(decode(cap, "--bogus"), "unknown option: --bogus", "try 'baretrace-decode --help'")
+    one_error_line(decode(cap, "-x"), "unknown option: -x", "--help")
+    one_error_line(decode(cap, "--text"), "missing value for: --text", "--help")
+    one_error_line(decode(cap, "-o"), "missing value for: -o", "--help")
+    one_error_line(decode(cap, "--cpu", "x"), "--cpu needs a CPU number: x", "--help")
+    one_error_line(decode(cap, "--last=-1"), "--last needs a number", "--help")
+    one_error_line(decode(cap, "last=x"), "bad selection: last=x", "--help")
+    one_error_line(decode(cap, cap), "more than one capture", "--help")
+    one_error_line(decode("--quiet"), "no capture given", "--help")
+    one_error_line(decode(cap, "--dump", 2), "holds 1 dumps; there is no dump 2")
+    for opts in (["--cpu", 7], ["cpu=4"], ["-c4", "--ctf", tmp_path / "ctf4"]):
+        one_error_line(decode(cap, *opts), f"no cpu {opts[0][-1] if opts[0] != '--cpu' else 7}: "
+                       "dump id ", "has 4 CPUs")
+    assert not (tmp_path / "ctf4").exists()
+
+
+def bt_trace_header(ctf_dir):
+    r = run(BABELTRACE, "-c", "sink.text.details", "--params", "with-data=false", str(ctf_dir))
+    assert r.returncode == 0, r.stderr.decode()
+    r = run(BABELTRACE, "-c", "sink.text.details", str(ctf_dir))
+    out = r.stdout.decode()
+    name = re.search(r"^  Trace `([^`]*)`:", out, re.M)
+    uuid = re.search(r"^    UUID: ([0-9a-f-]{36})$", out, re.M)
+    return name and name[1], uuid and uuid[1]
+
+
+@pytest.mark.skipif(BABELTRACE is None, reason="babeltrace2 not installed (scripts/deps.sh)")
+def test_ctf_has_uuid_and_name(tmp_path):
+    """babeltrace2 shows the trace's name and UUID (not `` and '(no UUID)'):
+    the same dump decoded twice gets the same UUID, another dump another;
+    a dump without negative times has offset_s = 0, never '-0'. Kills: no
+    uuid or hostname in the metadata, a UUID from the time of decoding, the
+    '-%llu' of the offset."""
+    a, _ = make_capture(tmp_path, name="a")
+    b, _ = make_capture(tmp_path, "--seed", 9, name="b")
+    seen = []
+    for cap, d in ((a, "a1"), (a, "a2"), (b, "b")):
+        assert decode(cap, "--quiet", "--ctf", tmp_path / d).returncode == 0
+        name, uuid = bt_trace_header(tmp_path / d)
+        assert name == "baretrace" and uuid, (name, uuid)
+        assert re.match(r"^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                        uuid), uuid
+        assert "\ttrace_name = \"baretrace-dump-" in (tmp_path / d / "metadata").read_text()
+        seen.append(uuid)
+    assert seen[0] == seen[1] != seen[2]
+    cap = os.path.join(CAPTURES, "ftrace.bin")
+    assert decode(cap, "--quiet", "--ctf", tmp_path / "f").returncode == 0
+    meta = (tmp_path / "f" / "metadata").read_text()
+    assert "\toffset_s = 0;\n" in meta and "-0;" not in meta
+
+
+def drop_a_page_frame(tmp_path, data):
+    """The capture without one PAGE frame from the middle of a CPU's pages
+    (the decoder can then prove the events it held), and what stderr says."""
+    offs = [m.start() for m in re.finditer(re.escape(b"\xbaTR\xce"), data)]
+    for i in range(len(offs) - 2, 0, -1):
+        cut = tmp_path / "drop.bin"
+        cut.write_bytes(data[:offs[i]] + data[offs[i + 1]:])
+        r = decode(cut, "--quiet")
+        m = re.search(rb"damage: cpu (\d+): (\d+) events between pages pos \d+ and \d+ are "
+                      rb"missing from the capture", r.stderr)
+        if m:
+            return cut, int(m[1]), int(m[2])
+    pytest.fail("no PAGE frame whose loss the decoder can count")
+
+
+def test_damage_is_in_every_output(tmp_path):
+    """A damaged capture does not look intact: the text's second line is
+    '# damaged: ...', events a missing frame held print as 'CPU:<n> [LOST
+    <m> EVENTS IN TRANSIT]' apart from the ring's '[LOST <m> EVENTS]' (the
+    same ring losses as the intact capture's), and the CTF metadata and the
+    trace.dat (uname, --stat) say the same. Kills: damage only on stderr,
+    transit losses added into the ring's LOST lines."""
+    cap, want = make_capture(tmp_path, "--events", 3000)
+    assert b"# damaged" not in want and b"IN TRANSIT" not in want
+    cut, cpu, n = drop_a_page_frame(tmp_path, cap.read_bytes())
+    r = decode(cut, "--ctf", tmp_path / "ctf", "--trace-dat", tmp_path / "t.dat")
+    assert r.returncode == 1
+    text = r.stdout.decode().splitlines()
+    assert text[0] == "# tracer: baretrace"
+    assert re.match(r"^# damaged: \d+ problems in the capture \(the decoder's stderr: one line "
+                    rf"each, with byte offsets\); {n} events of 1 CPU lost in transit", text[1]), text[1]
+    assert text.count(f"CPU:{cpu} [LOST {n} EVENTS IN TRANSIT]") == 1
+    ring = sorted(l for l in text if LOST_RE.match(l))
+    assert ring == sorted(l for l in want.decode().splitlines() if LOST_RE.match(l))
+    meta = (tmp_path / "ctf" / "metadata").read_text()
+    assert f"\tdamaged = \"{text[1][len('# damaged: '):]}\";" in meta
+    assert f"\tcpu{cpu}_lost_in_transit = {n};" in meta
+    if shutil.which("trace-cmd"):
+        tc = run("trace-cmd", "report", "--uname", "-i", str(tmp_path / "t.dat")).stdout.decode()
+        assert "damaged: " + text[1][len("# damaged: "):] in tc, tc
+        st = run("trace-cmd", "report", "--stat", "-i", str(tmp_path / "t.dat")).stdout.decode()
+        assert re.search(rf"^CPU: {cpu}\n(.*\n)*?lost in transit: {n}$", st, re.M), st
+    # Truncated: no END frame, said in the header too; intact: no such line.
+    trunc = tmp_path / "trunc.bin"
+    data = cap.read_bytes()
+    trunc.write_bytes(data[:len(data) * 3 // 4])
+    line = decode(trunc).stdout.decode().splitlines()[1]
+    assert line.startswith("# damaged: ") and "; no END frame: the capture ends early" in line
+    assert b"# damaged" not in decode(cap).stdout
+
+
+def test_task_pid_and_flag_columns(tmp_path):
+    """One naming for a CPU's context in every output: '<context>/<cpu>-<pid>',
+    pid = 1 + 4 * cpu + level, as the trace.dat's saved cmdlines (test_trace_dat
+    checks trace-cmd's lines); the header's legend names the four flag
+    columns as ftrace's does, the fourth the 'U' of an untrusted clock, and its
+    '||||' stand over the flags of every event line. Kills: 'task-<cpu>' (the
+    CPU number as a pid), a legend off by a column or without 'U'."""
+    _, text = make_capture(tmp_path, "--events", 2000)
+    lines = text.decode().splitlines()
+    col = next(l for l in lines if l.startswith("#      TASK-PID "))
+    f = col.index("||||")
+    legend = lines[lines.index(col) - 5:lines.index(col)]
+    assert [l.index("_") for l in legend[:4]] == [f + 2, f + 3, f + 4, f + 5], legend
+    assert "'U' clock untrusted" in legend[3] and "'h' irq" in legend[2], legend
+    assert lines[lines.index(col) - 6].startswith("# TASK-PID: <context>/<cpu>-<pid>, pid = 1 + 4 * cpu")
+    levels = ["task", "softirq", "irq", "nmi"]
+    n = 0
+    for l in lines:
+        m = re.match(r"^\s*(task|softirq|irq|nmi)/(\d+)-(\d+)\s+\[(\d{3})\] ", l)
+        if l.startswith("#") or l.startswith("CPU:"):
+            continue
+        assert m, l
+        assert int(m[2]) == int(m[4]) and int(m[3]) == 1 + 4 * int(m[2]) + levels.index(m[1]), l
+        assert re.match(r"^\.\.[.shz][.U]$", l[f:f + 4]) and l[f + 2] == ".shz"[levels.index(m[1])], l
+        n += 1
+    assert n > 1000

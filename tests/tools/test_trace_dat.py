@@ -24,8 +24,9 @@ REAL = ["demo-overwrite.bin", "demo-discard.bin", "trace-printk.bin", "extra-eve
 
 # The decoder's text (trace/text.h) and trace-cmd report -t's lines.
 TEXT_EVENT = re.compile(
-    r"^\s*(task|softirq|irq|nmi|\?)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
-TEXT_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS\]$")
+    r"^\s*(task|softirq|irq|nmi|\?)/(\d+)-(\d+)\s+\[(\d{3})\] (....)\s+(-?\d+)\.(\d{9}): (\w+): ?(.*)$")
+# The ring's losses and the capture's (IN TRANSIT): trace.dat's DROPPED counts both.
+TEXT_LOST = re.compile(r"^CPU:(\d+) \[LOST (\d+) EVENTS(?: IN TRANSIT)?\]$")
 TEXT_BAD = re.compile(r"^CPU:(\d+) \[MALFORMED PAGE pos=(\d+) at offset (\d+)\]$")
 TC_EVENT = re.compile(r"^\s*(\w+)/(\d+)-(\d+)\s+\[(\d{3})\]\s+(\d+)\.(\d{9}): (\w+):\s*(.*)$")
 TC_DROPPED = re.compile(r"^CPU:(\d+) \[(\d+) EVENTS DROPPED\]$")
@@ -57,7 +58,10 @@ def parse_text(text):
             continue
         m = TEXT_EVENT.match(line)
         assert m, line
-        items.append(("ev", int(m[3]), ns_of(m[5], m[6]), m[7], m[8], m[1]))
+        # The task as trace-cmd names it (parse_report): <context>/<cpu>-<pid>.
+        cpu = int(m[4])
+        assert int(m[2]) == cpu and int(m[3]) == 1 + 4 * cpu + CONTEXTS.index(m[1]), line
+        items.append(("ev", cpu, ns_of(m[6], m[7]), m[8], m[9], m[1]))
     return items
 
 
@@ -391,8 +395,23 @@ def test_long_records(tmp_path):
     assert sum(i[3] == "ktest_fn_trace_printk_lines" for i in ti if i[0] == "ev") == 7
 
 
-TEXT_GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\) \S\s+(?:(\d+\.\d{3}) us)?\s+\| ( *)(\S.*)$")
-TC_GRAPH = re.compile(r"^funcgraph_(?:entry|exit):\s+(?:[-+!#*@$] )?\s*(?:(\d+\.\d{3}) us)?\s*\|  ( *)(\S.*)$")
+# Linux's function_graph line (funcgraph-abstime, funcgraph-proc): time | cpu) task | mark
+# duration | indent call; the duration with the ns digits that fit 7 digits.
+TEXT_GRAPH = re.compile(r"^\s*(\d+)\.(\d{9}) \|\s+(\d+)\)\s+(\S+)\s+\| ([-+!#*@$ ]) "
+                        r"(?:(\d+(?:\.\d+)?) us)?\s*\|  ( *)(\S.*)$")
+TC_GRAPH = re.compile(r"^funcgraph_(?:entry|exit):\s+(?:([-+!#*@$]) )?\s*(?:(\d+\.\d{3}) us)?\s*"
+                      r"\|  ( *)(\S.*)$")
+
+
+def linux_us(ns):
+    """A duration in ns as Linux's trace_print_graph_duration() prints it."""
+    us = str(ns // 1000)
+    return us if len(us) >= 7 else f"{us}.{ns % 1000:03d}"[:8]
+
+
+def tc_mark(ns):
+    """trace-cmd 3.1's marks: Linux's up to '#' (over 1 ms), no '*', '@', '$'."""
+    return "#" if ns > 1000000 else "!" if ns > 100000 else "+" if ns > 10000 else None
 TEXT_FUNC = re.compile(
     r"^\s*\S+-\d+\s+\[(\d{3})\] \S{4}\s+(\d+)\.(\d{9}): (\w[\w.]*) <-([\w.]+)\+0x[0-9a-f]+$")
 
@@ -414,11 +433,14 @@ def test_function_events_as_ftrace_s(tmp_path):
     write_dat(cap, dat)
     tc = report(dat, "-O", "parent=1").decode().splitlines()
     want_graph, want_func, got_graph, got_func = [], [], [], []
+    marks = {}
     for line in text.splitlines():
         m = TEXT_GRAPH.match(line)
         if m:
-            body = "}" if m[6].startswith("} /* ") else m[6]
-            want_graph.append((int(m[3]), ns_of(m[1], m[2]), m[4], len(m[5]), body))
+            cpu, ns = int(m[3]), ns_of(m[1], m[2])
+            assert m[4].endswith(f"/{cpu}-{1 + 4 * cpu + CONTEXTS.index(m[4].split('/')[0])}")
+            want_graph.append((cpu, ns, m[6], len(m[7]), m[8]))
+            marks[(cpu, ns)] = m[5]
             continue
         f = TEXT_FUNC.match(line)
         if f:
@@ -434,10 +456,72 @@ def test_function_events_as_ftrace_s(tmp_path):
         elif name.startswith("funcgraph_"):
             g = TC_GRAPH.match(f"{name}: {rest}")
             assert g, line
-            got_graph.append((cpu, ns, g[1], len(g[2]), g[3]))
+            d = round(float(g[2]) * 1000) if g[2] else None
+            # Linux's mark and digits from trace-cmd's ns (trace-cmd 3.1 stops at '#').
+            if d is not None:
+                want_mark = " " if d <= 10000 else "+" if d <= 100000 else "!" if d <= 1000000 \
+                    else "#" if d <= 10000000 else "*" if d <= 100000000 else "@" \
+                    if d <= 1000000000 else "$"
+                assert tc_mark(d) == (g[1] or None), line
+                assert marks.get((cpu, ns)) == want_mark, (line, marks.get((cpu, ns)))
+            got_graph.append((cpu, ns, linux_us(d) if g[2] else None, len(g[3]), g[4]))
     assert len(want_graph) >= 20 and len(want_func) >= 8, text
     assert any(x[4] == "smp_init() {" for x in want_graph)
+    assert any(x[4] == "}" for x in want_graph) and not any("/*" in x[4] for x in want_graph)
+    # ftrace's header for a function_graph trace, with its columns.
+    assert text.startswith("# tracer: function_graph\n"), text[:200]
+    assert re.search(r"^#\s+TIME\s+CPU\s+TASK/PID\s+DURATION\s+FUNCTION CALLS$", text, re.M)
+    assert set(marks.values()) >= {" ", "+", "!", "*", "@"}, marks
+    # CPU by CPU (Linux's graph is per CPU): the same lines, nesting and durations.
+    for c in {x[0] for x in want_graph}:
+        assert [x for x in got_graph if x[0] == c] == [x for x in want_graph if x[0] == c], c
     assert got_graph == want_graph
     assert got_func == want_func
     # Printed by trace-cmd's handlers, not from a baretrace print fmt.
     assert not any("func=" in l or "depth=" in l for l in tc), tc
+
+
+def test_entries_are_ftraces_unread_events(tmp_path):
+    """'entries' means what ftrace's per_cpu stats and trace-cmd mean: events
+    still unread in the buffer (after the dump read its pages), the same in
+    the text's '# cpu=' lines and in trace-cmd report --stat, where trace-cmd
+    notes they "should all be zero": so they are for a dump that read every
+    page (overwrite mode), and a discard-mode ring's unreadable tail page for
+    the other. Kills: entries as events stored (the old 1014, 2072, ...)."""
+    dat = tmp_path / "t.dat"
+    for name, zero in (("demo-overwrite.bin", True), ("demo-discard.bin", False)):
+        cap = os.path.join(CAPTURES, name)
+        text = run(DECODE, cap).stdout.decode()
+        head = {int(c): (int(e), int(rd)) for c, e, rd in re.findall(
+            r"^# cpu=(\d+) entries=(\d+) overrun=\d+ dropped=\d+ commit_overrun=\d+ read=(\d+) ",
+            text, re.M)}
+        write_dat(cap, dat)
+        stat = run(TRACE_CMD, "report", "--stat", str(dat)).stdout.decode()
+        tc = {int(c): (int(e), int(rd)) for c, e, rd in re.findall(
+            r"^CPU: (\d+)\nentries: (\d+)\n(?:.*\n)*?read events: (\d+)\n", stat, re.M)}
+        assert head == tc and len(head) == 4, (name, head, tc)
+        total = int(re.search(r"^# entries-in-buffer/entries-written: (\d+)/", text, re.M)[1])
+        assert total == sum(rd for _, rd in head.values()), (name, total, head)
+        assert all((e == 0) == zero and e < 4096 // 8 for e, _ in head.values()), (name, head)
+
+
+KSHARK_GUI = "/lib/x86_64-linux-gnu/libkshark-gui.so.2.2.1"
+
+
+def test_docs_say_what_kernelshark_does_as_root():
+    """docs/trace-dat.md warns that KernelShark run as root stops at a dialog,
+    quotes it, and says how to run it without root as the screenshot script
+    does; where KernelShark is installed, the quoted text is its own. Kills:
+    the section without the root dialog, a quote KernelShark does not print."""
+    doc = " ".join(open(os.path.join(ROOT, "docs", "trace-dat.md")).read().split())
+    quotes = ["KernelShark is running with Root privileges.", "Continue at your own risk.",
+              "Don't show this message again."]
+    for q in quotes:
+        assert q in doc, q
+    assert "setpriv --reuid=nobody" in doc and "scripts/kernelshark-shot.sh" in doc
+    script = open(os.path.join(ROOT, "scripts", "kernelshark-shot.sh")).read()
+    assert "setpriv --reuid=nobody --regid=nogroup --clear-groups" in script
+    if os.path.exists(KSHARK_GUI):
+        gui = open(KSHARK_GUI, "rb").read()
+        for q in quotes:
+            assert q.encode() in gui, q
