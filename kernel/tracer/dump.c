@@ -51,6 +51,25 @@ CMDLINE_OPTION(dump, .name = "dump", .type = OPT_LIST, .var = dump_sel,
 CMDLINE_OPTION(dump_last, .name = "dump.last", .type = OPT_UINT, .var = &dump_last,
 	       .min = 0, .max = 100000000, .help = "events in the text dump, the most recent; 0 = all");
 
+/*
+ * The binary encoding: PACK frames (<trace/dump_pack.h>, about a third of
+ * the bytes) or the plain frames of kernels before them, which the
+ * decoder reads alike (a test compares the two).
+ */
+static const char *const encoding_names[] = { "pack", "plain", NULL };
+static int dump_encoding;	/* index into encoding_names */
+CMDLINE_OPTION(dump_encoding, .name = "dump.encoding", .type = OPT_ENUM, .var = &dump_encoding,
+	       .choices = encoding_names,
+	       .help = "binary dumps (dump=bin, usb, trace.record=) in PACK frames or plain ones");
+
+/* The snapshot dumps' packer (one dump at a time: the console or the stick is held). */
+static struct dump_pack dump_pack_mem;
+
+struct dump_pack *dump_packer(struct dump_pack *mem)
+{
+	return dump_encoding == 0 ? mem : NULL;
+}
+
 struct snap_cpu {
 	uint32_t npages;		/* pages copied */
 	uint64_t first;			/* walked snapshots: its first slot in the pool */
@@ -466,7 +485,7 @@ bool dump_text(uint32_t cpu, uint64_t last)
 
 void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint16_t id,
 		     uint32_t nr_cpus, uint64_t tsc_hz, uint64_t tsc_err_ppb,
-		     const uint8_t *enabled)
+		     const uint8_t *enabled, struct dump_pack *pack)
 {
 	struct dump_begin begin = {
 		.nr_cpus = nr_cpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = tsc_hz,
@@ -477,6 +496,7 @@ void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint1
 		(uint32_t)(__stop_trace_printk_fmts - __start_trace_printk_fmts), 0, fmt_at, NULL };
 
 	dump_write_begin(w, sink, id, &begin);
+	w->pack = pack;
 	dump_write_events(w, &trace_builtin_catalog, enabled);
 	dump_write_symbols(w, &src);
 	dump_write_printk_formats(w, &fmts);
@@ -495,7 +515,8 @@ uint16_t dump_new_id(void)
 static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *sink,
 		      struct dump_writer *w, bool cuttable)
 {
-	dump_write_head(w, sink, dump_id, snap_ncpus, snap_tsc_hz, snap_tsc_err_ppb, enabled);
+	dump_write_head(w, sink, dump_id, snap_ncpus, snap_tsc_hz, snap_tsc_err_ppb, enabled,
+			dump_packer(&dump_pack_mem));
 	if (snap_has_calib)
 		dump_write_calib(w, &snap_calib);
 	for (unsigned c = 0; c < snap_ncpus; c++)

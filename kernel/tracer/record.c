@@ -57,6 +57,8 @@ static struct {
 	struct record_result last;	/* the last stream's, once ended */
 } rec;
 
+static struct dump_pack rec_pack;	/* the stream's packer: apart from dumps' */
+
 static void sink_stream(void *ctx, const void *buf, size_t len)
 {
 	watchdog_touch();
@@ -97,7 +99,7 @@ bool record_begin(void)
 	rec.t0 = tsc_now_ns();
 	sink = (struct trace_sink){ sink_stream, rec.s };
 	dump_write_head(&rec.w, &sink, id, rec.nr_cpus, tsc.hz, tsc.err_ppb,
-			trace_events_enabled());
+			trace_events_enabled(), dump_packer(&rec_pack));
 	for (uint32_t c = 0; c < rec.nr_cpus; c++) {
 		struct dump_clock clk;
 

@@ -19,7 +19,11 @@
 
 #include "dump_sim.h"
 #include <trace/crc32.h>
+#include <trace/dump_pack.h>
 #include <trace/dump_read.h>
+#include <trace/events.h>
+
+#include "../../trace/dump_scan.h"
 
 /* ---- helpers ---- */
 
@@ -562,6 +566,188 @@ static size_t events_frames_size(const struct trace_catalog *cat)
 }
 
 /* The encoder's byte counts, as docs/dump-format.md states them. */
+/* Frames of type in a capture (the reader's scanner: good frames only). */
+static uint32_t count_frames(const struct membuf *cap, uint32_t type, uint32_t inner)
+{
+	struct dump_scanner sc = { cap->p, cap->len, 0 };
+	struct dump_item it;
+	uint32_t n = 0;
+
+	for (dump_scan_next(&sc, &it); it.kind != SCAN_EOF; dump_scan_next(&sc, &it))
+		n += it.kind == SCAN_FRAME && it.h.type == type &&
+		     (type != DUMP_FRAME_PACK || it.payload[0] == inner);
+	return n;
+}
+
+/*
+ * The same buffers dumped plain and packed decode to the same text, byte
+ * for byte, with every page and description in a PACK frame, in less than
+ * half the bytes: loss of both kinds, unknown and malformed events,
+ * trace_printk events and formats, a symbol table, several page sizes.
+ */
+static void test_pack_same_text(void **state)
+{
+	struct sim_cfg cfgs[4] = { big_cfg, big_cfg, big_cfg, big_cfg };
+	uint32_t k;
+
+	(void)state;
+	cfgs[1].printk = true;
+	cfgs[1].seed = 7;
+	cfgs[2].page_size = 4096;
+	cfgs[2].events = 20000;
+	cfgs[2].nr_pages = 8;
+	cfgs[2].drain_every = 700;
+	cfgs[3].page_size = 65536;
+	cfgs[3].events = 30000;
+	cfgs[3].nr_pages = 4;
+	cfgs[3].odd_events = false;
+	for (k = 0; k < 4; k++) {
+		struct membuf cap[2] = { { 0 } }, text[2] = { { 0 } }, rep = { 0 };
+		struct trace_text_summary sum[2];
+		struct dump_result r;
+		void *arena = NULL;
+		struct sim s;
+		uint32_t pages = 0, ci, j;
+
+		sim_run(&s, &cfgs[k]);
+		for (ci = 0; ci < cfgs[k].nr_cpus; ci++)
+			pages += s.cpu[ci].nr_taken;
+		for (j = 0; j < 2; j++) {
+			s.cfg.plain = j == 0;
+			sim_capture(&s, 0x77, &cap[j]);
+			rep.len = 0;
+			free(arena);
+			assert_int_equal(sim_decode(&cap[j], -1, &r, &arena, &text[j], &rep, NULL,
+						    &sum[j]), DUMP_READ_OK);
+			assert_int_equal(rep.len, 0);
+			assert_int_equal(r.pages, pages);
+		}
+		assert_true(pages > 3);
+		assert_int_equal(count_frames(&cap[0], DUMP_FRAME_PACK, 0), 0);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PAGE, 0), 0);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PACK, DUMP_FRAME_PAGE), pages);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_EVENTS, 0), 0);
+		assert_int_equal(text[0].len, text[1].len);
+		assert_memory_equal(text[0].p, text[1].p, text[0].len);
+		assert_int_equal(sum[0].printed, sum[1].printed);
+		fprintf(stderr, "pack: config %u: %zu bytes plain, %zu packed\n", k, cap[0].len,
+			cap[1].len);
+		assert_true(cap[1].len < cap[0].len);
+		for (j = 0; j < 2; j++) {
+			membuf_free(&cap[j]);
+			membuf_free(&text[j]);
+		}
+		membuf_free(&rep);
+		free(arena);
+		sim_free(&s);
+	}
+}
+
+static uint32_t prng(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*x >> 32);
+}
+
+/*
+ * Any page packs and unpacks to itself, byte for byte: records of every
+ * kind the ring writes (events, padding, time extends, absolute stamps,
+ * long records), stamps going back, records cut by commit, and pages of
+ * random bytes; commit not a multiple of 4 too.  And a payload cut short,
+ * or with a byte added, is refused.
+ */
+static void test_pack_any_page(void **state)
+{
+	static struct dump_pack pk;
+	static struct pk_work un;
+	static uint8_t page[RB_PAGE_SIZE_MAX], out[DUMP_MAX_PAYLOAD], cut[DUMP_MAX_PAYLOAD];
+	uint64_t x = 42;
+	uint32_t round, packed = 0;
+
+	(void)state;
+	for (round = 0; round < 3000; round++) {
+		struct rb_page_header *h = (struct rb_page_header *)page;
+		uint32_t size = round % 3 == 0 ? 65536 : 4096, room = size - RB_PAGE_HEADER_SIZE;
+		uint32_t pos = 0, mode = round % 4, type = 0, len = 0, n;
+		struct dump_page_info info;
+
+		memset(page, 0, size);
+		h->base_ts = (uint64_t)prng(&x) << 20 | prng(&x);
+		h->seq = prng(&x) % 100000;
+		h->dropped = prng(&x) % 3 ? 0 : prng(&x);
+		h->pos = prng(&x) % 1000;
+		h->cpu = (uint16_t)(prng(&x) % 4);
+		h->version = RB_FORMAT_VERSION;
+		h->flags = (uint8_t)(prng(&x) & 7);
+		h->lost = prng(&x) % 2 ? 0 : prng(&x);
+		while (mode != 3 && pos + 8 <= room && prng(&x) % 500) {
+			uint8_t *r = page + RB_PAGE_HEADER_SIZE + pos;
+			uint32_t what = prng(&x) % 20, k = 1 + prng(&x) % 5, left = room - pos;
+
+			if (what < 14 && 4 + 4 * k <= left) {		/* an event */
+				uint32_t id = 1 + prng(&x) % 6;
+
+				uint32_t delta = prng(&x) % (what < 12 ? 50000u : RB_DELTA_LIMIT);
+
+				rb_store32(r, rb_record_word(k, delta));
+				uint32_t hw = trace_ent_pack((uint16_t)id, trace_ent_ctx(id % 4),
+							     k - 1);
+
+				rb_store32(r + 4, hw);
+				for (uint32_t i = 1; i < k; i++)
+					rb_store32(r + 4 + 4 * i,
+						   i == 1 ? (uint32_t)pos : prng(&x) >> (id * 4));
+				pos += 4 + 4 * k;
+			} else if (what == 14) {			/* padding */
+				rb_store32(r, rb_record_word(RB_KIND_PADDING, 4 * k));
+				pos += 4 * k <= left ? 4 * k : left;
+			} else if (what == 15) {			/* time extend */
+				rb_store32(r, rb_record_word(RB_KIND_EXTEND,
+							     prng(&x) & RB_ARG_MASK));
+				pos += 4;
+			} else if (what == 16 && left >= 12) {		/* absolute stamp */
+				rb_store32(r, rb_record_word(RB_KIND_ABS, 0));
+				rb_store64(r + 4, (uint64_t)prng(&x) << 16);
+				pos += 12;
+			} else if (what == 17 && left >= 8 + 4 * k) {	/* long form */
+				rb_store32(r, rb_record_word(RB_KIND_DATA_LONG, prng(&x) % 1000));
+				rb_store32(r + 4, 4 * k);
+				pos += 8 + 4 * k;
+			} else {					/* anything */
+				rb_store32(r, prng(&x));
+				pos += 4;
+			}
+		}
+		if (mode == 3) {		/* random bytes, any length */
+			pos = prng(&x) % room;
+			for (uint32_t i = 0; i < pos; i++)
+				page[RB_PAGE_HEADER_SIZE + i] = (uint8_t)prng(&x);
+		} else if (mode == 2 && pos) {	/* cut inside a record */
+			pos -= 1 + prng(&x) % (pos < 6 ? pos : 6);
+		}
+		h->commit = pos;
+		h->entries = prng(&x) % 400;
+		info = (struct dump_page_info){ h->cpu + (round % 50 == 0),
+						RB_PAGE_HEADER_SIZE + pos, h->pos,
+						prng(&x) % 2 ? 0 : prng(&x), round % 7 };
+		n = dump_pack_page(&pk, &info, page);
+		if (!n)
+			continue;	/* it did not pay: sent plain */
+		packed++;
+		assert_null(dump_unpack(&un, pk.out, n, out, sizeof(out), &type, &len));
+		assert_int_equal(type, DUMP_FRAME_PAGE);
+		assert_int_equal(len, sizeof(info) + info.data_len);
+		assert_memory_equal(out, &info, sizeof(info));
+		assert_memory_equal(out + sizeof(info), page, info.data_len);
+		/* Cut by one byte, or one more: not what a packer made. */
+		memcpy(cut, pk.out, n);
+		assert_non_null(dump_unpack(&un, cut, n - 1, out, sizeof(out), &type, &len));
+		cut[n] = 0;
+		assert_non_null(dump_unpack(&un, cut, n + 1, out, sizeof(out), &type, &len));
+	}
+	assert_true(packed > 2000);
+}
+
 static void test_sizes(void **state)
 {
 	struct sim s;
@@ -572,6 +758,7 @@ static void test_sizes(void **state)
 
 	(void)state;
 	cfg.odd_events = false;
+	cfg.plain = true;
 	sim_run(&s, &cfg);
 	sim_dump(&s, 5, &d);
 	for (ci = 0; ci < 4; ci++)
@@ -601,6 +788,8 @@ int main(void)
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_two_dumps),
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_pack_same_text),
+		cmocka_unit_test(test_pack_any_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
