@@ -27,6 +27,8 @@
  * Probabilities adapt by 1/8 of the error after each bit (PK_ADAPT):
  * a frame is short (a few hundred events), so models must learn fast.
  */
+#include <stddef.h>
+
 #include <trace/dump_pack.h>
 #include <trace/ring_format.h>
 
@@ -39,6 +41,7 @@ enum { OP_EVENT = 0, OP_RAW = 1 };
 
 struct rc {
 	bool dec;		/* decoding */
+	uint32_t gen;		/* the frame's generation: integer codes set up for it */
 	bool bad;		/* out of room (enc) or of input (dec) */
 	uint64_t low;		/* enc: I1 */
 	uint32_t range;
@@ -202,13 +205,34 @@ static uint64_t rc_num(struct rc *c, uint16_t *len, uint32_t depth,
 	return r << (nb - 1 - top) | rc_direct(c, v, nb - 1 - top);
 }
 
+/* Fill n 16-bit probabilities at p with one half, 4 at a time (n a multiple of 4). */
+static void prob_fill(uint16_t *p, uint32_t n)
+{
+	uint64_t *q = (uint64_t *)p;
+
+	for (uint32_t i = 0; i < n / 4; i++)
+		q[i] = 0x0001000100010001ull * (PK_ONE / 2);
+}
+
 static uint64_t num64(struct rc *c, struct pk_num64 *n, uint64_t v)
 {
+	_Static_assert(sizeof(n->len) % 8 == 0 && sizeof(n->mant) % 8 == 0, "whole words");
+	if (n->gen != c->gen) {
+		prob_fill(n->len, sizeof(n->len) / 2);
+		prob_fill(n->mant[0], sizeof(n->mant) / 2);
+		n->gen = c->gen;
+	}
 	return rc_num(c, n->len, 7, n->mant, 64, v);
 }
 
 static uint32_t num32(struct rc *c, struct pk_num32 *n, uint32_t v)
 {
+	_Static_assert(sizeof(n->len) % 8 == 0 && sizeof(n->mant) % 8 == 0, "whole words");
+	if (n->gen != c->gen) {
+		prob_fill(n->len, sizeof(n->len) / 2);
+		prob_fill(n->mant[0], sizeof(n->mant) / 2);
+		n->gen = c->gen;
+	}
 	return (uint32_t)rc_num(c, n->len, 6, n->mant, 32, v);
 }
 
@@ -247,11 +271,12 @@ static void raw_bytes(struct rc *c, struct pk_model *m, uint8_t *p, uint32_t n)
 
 static void model_reset(struct pk_work *w)
 {
-	uint16_t *p = (uint16_t *)&w->m;
+	const uint32_t n = offsetof(struct pk_model, time) / sizeof(uint16_t);
 
-	_Static_assert(sizeof(w->m) % sizeof(uint16_t) == 0, "model is all probabilities");
-	for (uint32_t i = 0; i < sizeof(w->m) / sizeof(uint16_t); i++)
-		p[i] = PK_ONE / 2;
+	_Static_assert(offsetof(struct pk_model, time) % 8 == 0, "whole words before time");
+	prob_fill((uint16_t *)&w->m, n);
+	if (++w->gen == 0)	/* 0 marks a code never set up */
+		w->gen = 1;
 	w->s.nr_slots = 0;
 	w->s.last_slot = PK_SLOTS;
 	w->s.last_op = 2;
@@ -489,6 +514,7 @@ uint32_t dump_pack_page(struct dump_pack *pk, const struct dump_page_info *info,
 	model_reset(&pk->w);
 	pk->out[0] = DUMP_FRAME_PAGE;
 	rc_enc_init(&c, pk->out + 1, sizeof(pk->out) - 1);
+	c.gen = pk->w.gen;
 	code_page(&c, &pk->w, &h, (uint8_t *)page, info->data_len);
 	rc_flush(&c);
 	if (c.bad || 1u + c.pos >= sizeof(*info) + info->data_len)
@@ -505,6 +531,7 @@ uint32_t dump_pack_bytes(struct dump_pack *pk, uint32_t type, const void *payloa
 	model_reset(&pk->w);
 	pk->out[0] = (uint8_t)type;
 	rc_enc_init(&c, pk->out + 1, sizeof(pk->out) - 1);
+	c.gen = pk->w.gen;
 	num64(&c, &pk->w.m.head, len);
 	raw_bytes(&c, &pk->w.m, (uint8_t *)payload, len);
 	rc_flush(&c);
@@ -525,6 +552,7 @@ const char *dump_unpack(struct pk_work *w, const uint8_t *in, uint32_t len, uint
 	*type = in[0];
 	model_reset(w);
 	rc_dec_init(&c, in + 1, len - 1);
+	c.gen = w->gen;
 	if (*type == DUMP_FRAME_PAGE) {
 		const uint32_t isz = sizeof(struct dump_page_info);
 		struct dump_page_info info;

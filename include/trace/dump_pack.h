@@ -38,22 +38,29 @@
 #endif	/* bits under the top one that a model predicts */
 
 struct pk_num64 {
+	uint64_t gen;		/* the frame it was last set up for (set up on first use) */
 	uint16_t len[128];	/* bit length 0..64, a 7-level binary tree */
 	uint16_t mant[65][1u << PK_MANT_BITS];	/* bits under the top one, per length */
 };
 
 struct pk_num32 {
+	uint64_t gen;		/* as pk_num64's */
 	uint16_t len[64];	/* bit length 0..32, a 6-level binary tree */
 	uint16_t mant[33][1u << PK_MANT_BITS];	/* bits under the top one, per length */
 };
 
-/* Every probability of one frame's coding (12-bit, of a 0 bit). */
+/*
+ * Every probability of one frame's coding (12-bit, of a 0 bit).  The
+ * arrays before time are set up for each frame; the integer codes (most
+ * of the bytes, few of them used on a page) when a frame first uses them.
+ */
 struct pk_model {
 	uint16_t op[3][2];			/* record is an event or raw; ctx: last op */
 	uint16_t slot[PK_SLOTS + 1][16];	/* header slot or 8 = new; ctx: last slot */
 	uint16_t kind[PK_SLOTS];		/* the record's kind is the slot's last */
 	uint16_t hit[PK_SLOTS][PK_COLS][8];	/* recent value 0..3 or 4 = difference */
 	uint16_t byte[4][256];			/* raw bytes; ctx: class of the last */
+	uint16_t pad[1];			/* the arrays above: whole 8-byte words */
 	struct pk_num64 time[PK_SLOTS];		/* zigzag stamp difference */
 	struct pk_num32 field[PK_SLOTS][PK_COLS]; /* zigzag word difference */
 	struct pk_num64 head;			/* page and frame header fields */
@@ -78,6 +85,7 @@ struct pk_state {
 struct pk_work {
 	struct pk_model m;
 	struct pk_state s;
+	uint32_t gen;				/* frames coded, from 1 (0: never) */
 };
 
 /*
