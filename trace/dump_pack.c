@@ -24,8 +24,10 @@
  *       reads exactly as many bytes as the encoder sent, so a payload with
  *       bytes left over, or one that runs out, is not one a packer made.
  *
- * Probabilities adapt by 1/8 of the error after each bit (PK_ADAPT):
- * a frame is short (a few hundred events), so models must learn fast.
+ * A probability moves after each bit by 1/2 of its error, then 1/4, 1/8
+ * as it has seen 2, 6 bits (PK_ADAPT caps the shift at 3): a frame is
+ * short (a few hundred events) and starts knowing nothing, so models
+ * must learn fast; a count in the upper half of each pk_prob says how far.
  */
 #include <stddef.h>
 
@@ -122,23 +124,32 @@ static void rc_norm(struct rc *c)
 }
 
 /* One bit with the adaptive probability *p: writes bit, or returns the one read. */
-static uint32_t rc_bit(struct rc *c, uint16_t *p, uint32_t bit)
+static uint32_t rc_bit(struct rc *c, pk_prob *p, uint32_t bit)
 {
-	uint32_t bound = (c->range >> PK_PROB_BITS) * *p;
+	uint32_t prob = *p & 0xffffu, n = *p >> 16;
+	uint32_t bound = (c->range >> PK_PROB_BITS) * prob;
+	uint32_t shift = n < 2 ? 1 : n < 6 ? 2 : n < 14 ? 3 : n < 30 ? 4 : 5;
 
+	if (shift > PK_ADAPT)
+		shift = PK_ADAPT;
 	if (c->dec)
 		bit = c->code >= bound;
 	if (!bit) {
 		c->range = bound;
-		*p = (uint16_t)(*p + ((PK_ONE - *p) >> PK_ADAPT));
+		prob += (PK_ONE - prob) >> shift;
 	} else {
 		if (c->dec)
 			c->code -= bound;
 		else
 			c->low += bound;
 		c->range -= bound;
-		*p = (uint16_t)(*p - (*p >> PK_ADAPT));
+		prob -= prob >> shift;
 	}
+	if (prob < 31)
+		prob = 31;
+	if (prob > PK_ONE - 31)
+		prob = PK_ONE - 31;
+	*p = (n < 30 ? n + 1 : n) << 16 | prob;
 	rc_norm(c);
 	return bit;
 }
@@ -166,7 +177,7 @@ static uint64_t rc_direct(struct rc *c, uint64_t v, uint32_t n)
 }
 
 /* A symbol of depth bits through a binary tree of probabilities (p[1 .. 2^depth)). */
-static uint32_t rc_tree(struct rc *c, uint16_t *p, uint32_t depth, uint32_t sym)
+static uint32_t rc_tree(struct rc *c, pk_prob *p, uint32_t depth, uint32_t sym)
 {
 	uint32_t m = 1;
 
@@ -179,8 +190,8 @@ static uint32_t rc_tree(struct rc *c, uint16_t *p, uint32_t depth, uint32_t sym)
  * An integer: its bit length through the tree len (depth levels), the two
  * bits under its top bit through mant[length], the rest as plain bits.
  */
-static uint64_t rc_num(struct rc *c, uint16_t *len, uint32_t depth,
-		       uint16_t (*mant)[1u << PK_MANT_BITS],
+static uint64_t rc_num(struct rc *c, pk_prob *len, uint32_t depth,
+		       pk_prob (*mant)[1u << PK_MANT_BITS],
 		       uint32_t max_bits, uint64_t v)
 {
 	uint32_t nb = v ? 64u - (uint32_t)__builtin_clzll(v) : 0, top, m = 1;
@@ -206,20 +217,18 @@ static uint64_t rc_num(struct rc *c, uint16_t *len, uint32_t depth,
 }
 
 /* Fill n 16-bit probabilities at p with one half, 4 at a time (n a multiple of 4). */
-static void prob_fill(uint16_t *p, uint32_t n)
+static void prob_fill(pk_prob *p, uint32_t n)
 {
-	uint64_t *q = (uint64_t *)p;
-
-	for (uint32_t i = 0; i < n / 4; i++)
-		q[i] = 0x0001000100010001ull * (PK_ONE / 2);
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = PK_ONE / 2;
 }
 
 static uint64_t num64(struct rc *c, struct pk_num64 *n, uint64_t v)
 {
 	_Static_assert(sizeof(n->len) % 8 == 0 && sizeof(n->mant) % 8 == 0, "whole words");
 	if (n->gen != c->gen) {
-		prob_fill(n->len, sizeof(n->len) / 2);
-		prob_fill(n->mant[0], sizeof(n->mant) / 2);
+		prob_fill(n->len, sizeof(n->len) / sizeof(pk_prob));
+		prob_fill(n->mant[0], sizeof(n->mant) / sizeof(pk_prob));
 		n->gen = c->gen;
 	}
 	return rc_num(c, n->len, 7, n->mant, 64, v);
@@ -229,8 +238,8 @@ static uint32_t num32(struct rc *c, struct pk_num32 *n, uint32_t v)
 {
 	_Static_assert(sizeof(n->len) % 8 == 0 && sizeof(n->mant) % 8 == 0, "whole words");
 	if (n->gen != c->gen) {
-		prob_fill(n->len, sizeof(n->len) / 2);
-		prob_fill(n->mant[0], sizeof(n->mant) / 2);
+		prob_fill(n->len, sizeof(n->len) / sizeof(pk_prob));
+		prob_fill(n->mant[0], sizeof(n->mant) / sizeof(pk_prob));
 		n->gen = c->gen;
 	}
 	return (uint32_t)rc_num(c, n->len, 6, n->mant, 32, v);
@@ -271,10 +280,10 @@ static void raw_bytes(struct rc *c, struct pk_model *m, uint8_t *p, uint32_t n)
 
 static void model_reset(struct pk_work *w)
 {
-	const uint32_t n = offsetof(struct pk_model, time) / sizeof(uint16_t);
+	const uint32_t n = offsetof(struct pk_model, time) / sizeof(pk_prob);
 
 	_Static_assert(offsetof(struct pk_model, time) % 8 == 0, "whole words before time");
-	prob_fill((uint16_t *)&w->m, n);
+	prob_fill((pk_prob *)&w->m, n);
 	if (++w->gen == 0)	/* 0 marks a code never set up */
 		w->gen = 1;
 	w->s.nr_slots = 0;
@@ -316,10 +325,17 @@ static uint32_t col_of(uint32_t i)
  * Payload word i (from 1) of an event in slot: one of its column's recent
  * values, or the difference from the slot's last word i.
  */
+static uint32_t bit_len(uint32_t v)
+{
+	return v ? 32u - (uint32_t)__builtin_clz(v) : 0;
+}
+
 static uint32_t code_word(struct rc *c, struct pk_work *w, uint32_t slot, uint32_t i, uint32_t v)
 {
 	struct pk_state *s = &w->s;
 	uint32_t col = col_of(i), *rec = s->recent[col], hit = PK_RECENT, d = 0;
+	uint32_t last = s->last[slot][i];
+	int32_t *score = &s->score[slot][col];
 
 	if (!c->dec)
 		for (uint32_t k = 0; k < PK_RECENT; k++)
@@ -327,19 +343,24 @@ static uint32_t code_word(struct rc *c, struct pk_work *w, uint32_t slot, uint32
 				hit = k;
 				break;
 			}
-	if (!c->dec)
-		d = (uint32_t)zig((uint64_t)(int64_t)(int32_t)(v - s->last[slot][i]));
 	hit = rc_tree(c, w->m.hit[slot][col], 3, hit);
 	if (hit < PK_RECENT) {
 		v = rec[hit];
-	} else if (hit == PK_RECENT) {
-		d = num32(c, &w->m.field[slot][col], d);
-		v = s->last[slot][i] + (uint32_t)unzig(d);
+	} else if (hit == PK_RECENT && *score > 0) {	/* values beat differences so far */
+		v = num32(c, &w->m.value[slot][col], v);
 		hit = PK_RECENT - 1;	/* the oldest makes room */
+	} else if (hit == PK_RECENT) {
+		d = (uint32_t)zig((uint64_t)(int64_t)(int32_t)(v - last));
+		d = num32(c, &w->m.field[slot][col], d);
+		v = last + (uint32_t)unzig(d);
+		hit = PK_RECENT - 1;
 	} else {
 		c->bad = true;
 		return 0;
 	}
+	/* Which would have been shorter, decaying: the next word's choice. */
+	*score += (int32_t)bit_len((uint32_t)zig((uint64_t)(int64_t)(int32_t)(v - last))) -
+		  (int32_t)bit_len(v) - *score / 8;
 	for (uint32_t k = hit; k > 0; k--)
 		rec[k] = rec[k - 1];
 	rec[0] = v;
@@ -377,6 +398,7 @@ static uint32_t code_event(struct rc *c, struct pk_work *w, uint8_t *rec, uint32
 		s->slots[slot] = hw;
 		s->kinds[slot] = (uint8_t)((hw >> TRACE_ENT_WORDS_SHIFT) + 1u);
 		__builtin_memset(s->last[slot], 0, sizeof(s->last[slot]));
+		__builtin_memset(s->score[slot], 0, sizeof(s->score[slot]));
 	}
 	hw = s->slots[slot];
 	s->last_slot = slot;

@@ -14,7 +14,8 @@
  * A PAGE is coded record by record: each event's header word as one of
  * the last 8 seen on the page, its stamp as the difference from the
  * previous event's, each further payload word as one of the last 4 values
- * in its column or as the difference from the same event's word before.
+ * in its column, or as the difference from the same event's word before
+ * or the word itself, whichever has been shorter on the page so far.
  * Anything else on a page (padding, time extends, absolute stamps, long
  * records, a malformed tail) is coded as raw bytes, so every page packs.
  * Other frames are coded byte by byte.
@@ -34,19 +35,22 @@
 
 /* An adaptive code for integers of up to 64 (or 32) bits: length, then bits. */
 #ifndef PK_MANT_BITS
+/* A probability of a 0 bit: 12 bits in the low half, the bits it has seen (to 30) above. */
+typedef uint32_t pk_prob;
+
 #define PK_MANT_BITS	4u
 #endif	/* bits under the top one that a model predicts */
 
 struct pk_num64 {
 	uint64_t gen;		/* the frame it was last set up for (set up on first use) */
-	uint16_t len[128];	/* bit length 0..64, a 7-level binary tree */
-	uint16_t mant[65][1u << PK_MANT_BITS];	/* bits under the top one, per length */
+	pk_prob len[128];	/* bit length 0..64, a 7-level binary tree */
+	pk_prob mant[65][1u << PK_MANT_BITS];	/* bits under the top one, per length */
 };
 
 struct pk_num32 {
 	uint64_t gen;		/* as pk_num64's */
-	uint16_t len[64];	/* bit length 0..32, a 6-level binary tree */
-	uint16_t mant[33][1u << PK_MANT_BITS];	/* bits under the top one, per length */
+	pk_prob len[64];	/* bit length 0..32, a 6-level binary tree */
+	pk_prob mant[33][1u << PK_MANT_BITS];	/* bits under the top one, per length */
 };
 
 /*
@@ -55,14 +59,15 @@ struct pk_num32 {
  * of the bytes, few of them used on a page) when a frame first uses them.
  */
 struct pk_model {
-	uint16_t op[3][2];			/* record is an event or raw; ctx: last op */
-	uint16_t slot[PK_SLOTS + 1][16];	/* header slot or 8 = new; ctx: last slot */
-	uint16_t kind[PK_SLOTS];		/* the record's kind is the slot's last */
-	uint16_t hit[PK_SLOTS][PK_COLS][8];	/* recent value 0..3 or 4 = difference */
-	uint16_t byte[4][256];			/* raw bytes; ctx: class of the last */
-	uint16_t pad[1];			/* the arrays above: whole 8-byte words */
+	pk_prob op[3][2];			/* record is an event or raw; ctx: last op */
+	pk_prob slot[PK_SLOTS + 1][16];	/* header slot or 8 = new; ctx: last slot */
+	pk_prob kind[PK_SLOTS];		/* the record's kind is the slot's last */
+	pk_prob hit[PK_SLOTS][PK_COLS][8];	/* recent value 0..3 or 4 = coded */
+	pk_prob byte[4][256];			/* raw bytes; ctx: class of the last */
+	pk_prob pad[1];				/* the arrays above: whole 8-byte words */
 	struct pk_num64 time[PK_SLOTS];		/* zigzag stamp difference */
 	struct pk_num32 field[PK_SLOTS][PK_COLS]; /* zigzag word difference */
+	struct pk_num32 value[PK_SLOTS][PK_COLS]; /* or the word itself */
 	struct pk_num64 head;			/* page and frame header fields */
 	struct pk_num64 raw;			/* raw run lengths */
 };
@@ -76,6 +81,7 @@ struct pk_state {
 	uint32_t last_op;			/* context: 2 before the first */
 	uint32_t last[PK_SLOTS][PK_WORDS_MAX];	/* each slot's last payload words */
 	uint32_t recent[PK_COLS][PK_RECENT];	/* recent values per column, newest first */
+	int32_t score[PK_SLOTS][PK_COLS];	/* > 0: words cost fewer bits than differences */
 	uint64_t stamp;				/* the last event's stamp (base first) */
 	uint64_t ext;				/* a time extend's bits for the next record */
 	uint64_t abs;				/* an absolute stamp for the next record */
