@@ -544,6 +544,82 @@ uint32_t dump_pack_page(struct dump_pack *pk, const struct dump_page_info *info,
 	return 1u + c.pos;
 }
 
+/*
+ * Does p[0 .. len) parse as a SYMS/PRINTK table (<trace/dump_format.h>:
+ * u64 end, u32 count, count x (u64 addr, u16 n, n bytes)) with nothing
+ * left over?  The packer codes only such payloads as tables.
+ */
+static bool is_table(const uint8_t *p, uint32_t len)
+{
+	uint32_t pos = 12, count;
+
+	if (len < 12)
+		return false;
+	count = rb_load32(p + 8);
+	for (uint32_t i = 0; i < count; i++) {
+		uint16_t n;
+
+		if (len - pos < 10)
+			return false;
+		__builtin_memcpy(&n, p + pos + 8, 2);
+		if (len - pos - 10 < n)
+			return false;
+		pos += 10u + n;
+	}
+	return pos == len;
+}
+
+/*
+ * A table of len bytes at p (encoder: there; decoder: written there, len
+ * checked to fit): header, then each entry as the difference of its
+ * address from the one before, its name's length, the bytes it shares
+ * with the name before and the rest.  Returns false on a decoding error.
+ */
+static bool code_table(struct rc *c, struct pk_model *m, uint8_t *p, uint32_t len)
+{
+	uint64_t end = c->dec ? 0 : rb_load64(p), addr = 0;
+	uint32_t count = c->dec ? 0 : rb_load32(p + 8), pos = 12, prev = 0, prev_n = 0;
+
+	end = num64(c, &m->head, end);
+	count = (uint32_t)num64(c, &m->head, count);
+	if (c->bad || len < 12)
+		return false;
+	if (c->dec) {
+		rb_store64(p, end);
+		rb_store32(p + 8, count);
+	}
+	for (uint32_t i = 0; i < count && !c->bad; i++) {
+		uint64_t a = c->dec ? 0 : rb_load64(p + pos);
+		uint16_t n16 = 0;
+		uint32_t n, pre = 0;
+
+		if (len - pos < 10)
+			return false;
+		if (!c->dec)
+			__builtin_memcpy(&n16, p + pos + 8, 2);
+		a = addr + unzig(num64(c, &m->sym_addr, zig(a - addr)));
+		n = (uint32_t)num64(c, &m->sym_len, n16);
+		if (!c->dec)
+			while (pre < n && pre < prev_n && p[pos + 10 + pre] == p[prev + 10 + pre])
+				pre++;
+		pre = (uint32_t)num64(c, &m->sym_pre, pre);
+		if (c->bad || n > 0xffffu || len - pos - 10 < n || pre > n || pre > prev_n)
+			return false;
+		if (c->dec) {
+			n16 = (uint16_t)n;
+			rb_store64(p + pos, a);
+			__builtin_memcpy(p + pos + 8, &n16, 2);
+			__builtin_memmove(p + pos + 10, p + prev + 10, pre);
+		}
+		raw_bytes(c, m, p + pos + 10 + pre, n - pre);
+		addr = a;
+		prev = pos;
+		prev_n = n;
+		pos += 10 + n;
+	}
+	return !c->bad && pos == len;
+}
+
 uint32_t dump_pack_bytes(struct dump_pack *pk, uint32_t type, const void *payload, uint32_t len)
 {
 	struct rc c;
@@ -555,7 +631,11 @@ uint32_t dump_pack_bytes(struct dump_pack *pk, uint32_t type, const void *payloa
 	rc_enc_init(&c, pk->out + 1, sizeof(pk->out) - 1);
 	c.gen = pk->w.gen;
 	num64(&c, &pk->w.m.head, len);
-	raw_bytes(&c, &pk->w.m, (uint8_t *)payload, len);
+	if (rc_bit(&c, &pk->w.m.table, (type == DUMP_FRAME_SYMS || type == DUMP_FRAME_PRINTK) &&
+		   is_table(payload, len)))
+		code_table(&c, &pk->w.m, (uint8_t *)payload, len);
+	else
+		raw_bytes(&c, &pk->w.m, (uint8_t *)payload, len);
 	rc_flush(&c);
 	if (c.bad || 1u + c.pos >= len)
 		return 0;
@@ -601,7 +681,10 @@ const char *dump_unpack(struct pk_work *w, const uint8_t *in, uint32_t len, uint
 
 		if (c.bad || n > out_size)
 			return "its length is more than a frame holds";
-		raw_bytes(&c, &w->m, out, (uint32_t)n);
+		if (!rc_bit(&c, &w->m.table, 0))
+			raw_bytes(&c, &w->m, out, (uint32_t)n);
+		else if (!code_table(&c, &w->m, out, (uint32_t)n))
+			return "its table does not decode";
 		*out_len = (uint32_t)n;
 	}
 	if (c.bad)

@@ -18,7 +18,9 @@
  * or the word itself, whichever has been shorter on the page so far.
  * Anything else on a page (padding, time extends, absolute stamps, long
  * records, a malformed tail) is coded as raw bytes, so every page packs.
- * Other frames are coded byte by byte.
+ * SYMS and PRINTK tables are coded entry by entry (address difference,
+ * name length, the bytes it shares with the name before, the rest);
+ * anything else byte by byte.
  */
 #ifndef TRACE_DUMP_PACK_H
 #define TRACE_DUMP_PACK_H
@@ -64,12 +66,16 @@ struct pk_model {
 	pk_prob kind[PK_SLOTS];		/* the record's kind is the slot's last */
 	pk_prob hit[PK_SLOTS][PK_COLS][8];	/* recent value 0..3 or 4 = coded */
 	pk_prob byte[4][256];			/* raw bytes; ctx: class of the last */
+	pk_prob table;				/* a frame's bytes parse as a SYMS table */
 	pk_prob pad[1];				/* the arrays above: whole 8-byte words */
 	struct pk_num64 time[PK_SLOTS];		/* zigzag stamp difference */
 	struct pk_num32 field[PK_SLOTS][PK_COLS]; /* zigzag word difference */
 	struct pk_num32 value[PK_SLOTS][PK_COLS]; /* or the word itself */
 	struct pk_num64 head;			/* page and frame header fields */
 	struct pk_num64 raw;			/* raw run lengths */
+	struct pk_num64 sym_addr;		/* a table's address differences */
+	struct pk_num64 sym_len;		/* its name lengths */
+	struct pk_num64 sym_pre;		/* bytes a name shares with the one before */
 };
 
 /* What the page coder remembers between records (both sides alike). */

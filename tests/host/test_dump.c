@@ -587,10 +587,21 @@ static uint32_t count_frames(const struct membuf *cap, uint32_t type, uint32_t i
  */
 static void test_pack_same_text(void **state)
 {
+	static uint64_t addrs[600];
+	static char names[600][24];
+	static const char *name_ptrs[600];
+	static const struct trace_symtab syms = { addrs, name_ptrs, 600, 0x200000 + 600 * 48 };
 	struct sim_cfg cfgs[4] = { big_cfg, big_cfg, big_cfg, big_cfg };
 	uint32_t k;
 
 	(void)state;
+	for (k = 0; k < 600; k++) {	/* three SYMS frames, names sharing prefixes */
+		addrs[k] = 0x200000 + k * 48 - k % 7;
+		snprintf(names[k], sizeof(names[k]), "%s_%u", k % 3 ? "lapic_timer" : "tsc",
+			 k * 37 % 1000);
+		name_ptrs[k] = names[k];
+	}
+	cfgs[1].syms = &syms;
 	cfgs[1].printk = true;
 	cfgs[1].seed = 7;
 	cfgs[2].page_size = 4096;
@@ -621,12 +632,23 @@ static void test_pack_same_text(void **state)
 						    &sum[j]), DUMP_READ_OK);
 			assert_int_equal(rep.len, 0);
 			assert_int_equal(r.pages, pages);
+			if (cfgs[k].syms) {	/* the table, entry for entry */
+				assert_non_null(r.syms);
+				assert_int_equal(r.syms->count, 600);
+				assert_int_equal(r.syms->end, syms.end);
+				for (uint32_t e = 0; e < 600; e++) {
+					assert_int_equal(r.syms->addrs[e], addrs[e]);
+					assert_string_equal(r.syms->names[e], names[e]);
+				}
+			}
 		}
 		assert_true(pages > 3);
 		assert_int_equal(count_frames(&cap[0], DUMP_FRAME_PACK, 0), 0);
 		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PAGE, 0), 0);
 		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PACK, DUMP_FRAME_PAGE), pages);
 		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_EVENTS, 0), 0);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PACK, DUMP_FRAME_SYMS),
+				 cfgs[k].syms ? 3 : 0);
 		assert_int_equal(text[0].len, text[1].len);
 		assert_memory_equal(text[0].p, text[1].p, text[0].len);
 		assert_int_equal(sum[0].printed, sum[1].printed);
