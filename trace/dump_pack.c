@@ -124,14 +124,15 @@ static void rc_norm(struct rc *c)
 }
 
 /* One bit with the adaptive probability *p: writes bit, or returns the one read. */
+/* The shift a probability adapts by, after the bits it has seen (PK_ADAPT at most). */
+#define PK_SEEN_MAX	6
+static const uint8_t pk_shift[PK_SEEN_MAX + 1] = { 1, 1, 2, 2, 2, 2, PK_ADAPT };
+
 static uint32_t rc_bit(struct rc *c, pk_prob *p, uint32_t bit)
 {
 	uint32_t prob = *p & 0xffffu, n = *p >> 16;
 	uint32_t bound = (c->range >> PK_PROB_BITS) * prob;
-	uint32_t shift = n < 2 ? 1 : n < 6 ? 2 : n < 14 ? 3 : n < 30 ? 4 : 5;
-
-	if (shift > PK_ADAPT)
-		shift = PK_ADAPT;
+	uint32_t shift = pk_shift[n];
 	if (c->dec)
 		bit = c->code >= bound;
 	if (!bit) {
@@ -149,28 +150,39 @@ static uint32_t rc_bit(struct rc *c, pk_prob *p, uint32_t bit)
 		prob = 31;
 	if (prob > PK_ONE - 31)
 		prob = PK_ONE - 31;
-	*p = (n < 30 ? n + 1 : n) << 16 | prob;
+	*p = (n < PK_SEEN_MAX ? n + 1 : n) << 16 | prob;
 	rc_norm(c);
 	return bit;
 }
 
-/* n bits with probability 1/2, most significant first. */
+/*
+ * n bits with probability 1/2, most significant first, up to 8 at a time:
+ * k bits split the range into 2^k equal parts (range >> k each; range is
+ * at least 2^24, so a part is at least 2^16 and one byte of normalisation
+ * brings it back).  A decoder that finds a part number past 2^k - 1 (the
+ * range's remainder, which no encoder uses) has a payload no packer made.
+ */
 static uint64_t rc_direct(struct rc *c, uint64_t v, uint32_t n)
 {
 	uint64_t r = 0;
 
-	while (n--) {
-		uint32_t bit = (uint32_t)(v >> n) & 1u;
+	while (n) {
+		uint32_t k = n < 8 ? n : 8, part;
 
-		c->range >>= 1;
+		n -= k;
+		part = (uint32_t)(v >> n) & ((1u << k) - 1);
+		c->range >>= k;
 		if (c->dec) {
-			bit = c->code >= c->range;
-			if (bit)
-				c->code -= c->range;
-		} else if (bit) {
-			c->low += c->range;
+			part = c->code / c->range;
+			if (part >> k) {
+				c->bad = true;
+				part = 0;
+			}
+			c->code -= part * c->range;
+		} else {
+			c->low += (uint64_t)part * c->range;
 		}
-		r = r << 1 | bit;
+		r = r << k | part;
 		rc_norm(c);
 	}
 	return r;
