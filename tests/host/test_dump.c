@@ -770,6 +770,109 @@ static void test_pack_any_page(void **state)
 	assert_true(packed > 2000);
 }
 
+/*
+ * A copy of cap with the first PACK frame of inner type inner rewritten
+ * by edit (its payload, which it may shorten), CRC made right, as if the
+ * kernel had sent it so.  Returns the frame's seq.
+ */
+static uint32_t rewrite_pack(const struct membuf *cap, uint32_t inner, struct membuf *out,
+			     uint32_t (*edit)(uint8_t *payload, uint32_t len))
+{
+	struct dump_scanner sc = { cap->p, cap->len, 0 };
+	struct dump_item it;
+
+	for (dump_scan_next(&sc, &it); it.kind != SCAN_EOF; dump_scan_next(&sc, &it)) {
+		static uint8_t pl[DUMP_MAX_PAYLOAD];
+		struct dump_frame_header h = it.h;
+		uint32_t crc;
+
+		if (it.kind != SCAN_FRAME || h.type != DUMP_FRAME_PACK || it.payload[0] != inner)
+			continue;
+		memcpy(pl, it.payload, h.len);
+		h.len = edit(pl, h.len);
+		crc = crc32_update(CRC32_INIT, &h, sizeof(h));
+		crc = crc32_final(crc32_update(crc, pl, h.len));
+		membuf_write(out, cap->p, it.off);
+		membuf_write(out, &h, sizeof(h));
+		membuf_write(out, pl, h.len);
+		membuf_write(out, &crc, sizeof(crc));
+		membuf_write(out, cap->p + it.end, cap->len - it.end);
+		return h.seq;
+	}
+	fail();
+	return 0;
+}
+
+/* A well-made PACK of a CLOCK frame (all zero), which no packer makes. */
+static uint32_t edit_type(uint8_t *p, uint32_t len)
+{
+	static struct dump_pack pk;
+	static const uint8_t clock[sizeof(struct dump_clock)];
+	uint32_t n = dump_pack_bytes(&pk, DUMP_FRAME_CLOCK, clock, sizeof(clock));
+
+	(void)len;
+	assert_true(n > 0);
+	memcpy(p, pk.out, n);
+	return n;
+}
+static uint32_t edit_short(uint8_t *p, uint32_t len) { (void)p; return len - 1; }
+static uint32_t edit_long(uint8_t *p, uint32_t len) { p[len] = 0x5a; return len + 1; }
+static uint32_t edit_flip(uint8_t *p, uint32_t len) { p[len / 2] ^= 0x10; return len; }
+
+/*
+ * PACK frames a kernel cannot have sent, with good CRCs: another inner
+ * type, a payload one byte short or long, a flipped bit inside.  Each is
+ * reported naming the frame and ignored, END then counting its events as
+ * not decoded; every other page decodes.
+ */
+static void test_pack_refused(void **state)
+{
+	static const struct {
+		uint32_t (*edit)(uint8_t *p, uint32_t len);
+		const char *says;
+	} cases[] = {
+		{ edit_type, "its inner frame is of a type never packed" },
+		{ edit_short, "(PACK of type 3)" },
+		{ edit_long, "it has bytes after its coded data" },
+		{ edit_flip, "(PACK of type 3)" },
+	};
+	struct sim_cfg cfg = big_cfg;
+	struct membuf cap = { 0 };
+	struct sim s;
+	uint32_t pages = 0, ci, k;
+
+	(void)state;
+	sim_run(&s, &cfg);
+	sim_capture(&s, 5, &cap);
+	for (ci = 0; ci < cfg.nr_cpus; ci++)
+		pages += s.cpu[ci].nr_taken;
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct membuf bad = { 0 }, text = { 0 }, rep = { 0 };
+		struct trace_text_summary sum;
+		struct dump_result r;
+		void *arena = NULL;
+		char want[64];
+		uint32_t seq = rewrite_pack(&cap, DUMP_FRAME_PAGE, &bad, cases[k].edit);
+
+		assert_int_equal(sim_decode(&bad, -1, &r, &arena, &text, &rep, NULL, &sum),
+				 DUMP_READ_DAMAGED);
+		membuf_write(&rep, "", 1);
+		snprintf(want, sizeof(want), "frame seq %u (PACK of type ", seq);
+		if (k == 0)	/* the type byte was changed: named as it now is */
+			snprintf(want, sizeof(want), "frame seq %u (PACK of type 2)", seq);
+		assert_non_null(strstr((char *)rep.p, want));
+		assert_non_null(strstr((char *)rep.p, cases[k].says));
+		assert_non_null(strstr((char *)rep.p, "on pages not decoded"));
+		assert_int_equal(r.pages, pages - 1);	/* every other page decoded */
+		membuf_free(&bad);
+		membuf_free(&text);
+		membuf_free(&rep);
+		free(arena);
+	}
+	membuf_free(&cap);
+	sim_free(&s);
+}
+
 static void test_sizes(void **state)
 {
 	struct sim s;
@@ -812,6 +915,7 @@ int main(void)
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_pack_same_text),
 		cmocka_unit_test(test_pack_any_page),
+		cmocka_unit_test(test_pack_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
