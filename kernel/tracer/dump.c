@@ -673,7 +673,7 @@ bool dump_walked(bool text, bool bin, bool usb, uint64_t last, const uint8_t *en
 
 void dump_prepare(void)
 {
-	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb") || record_enabled())
+	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb") || record_to_usb())
 		usb_trace_file();
 }
 

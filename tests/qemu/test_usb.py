@@ -250,6 +250,17 @@ def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_p
             assert got[0] == (count, 0), got     # the draining CPU keeps up with itself
 
 
+def one_stream(r, count):
+    """A run=record of one stream: the writers' own counts {cpu: {stored, ...}}, each
+    count events stored and none dropped, and the stream's `record: saved` fields."""
+    runs = {}
+    for l in r.all(r"^record: cpu=\d+ stored="):
+        f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", l)}
+        assert f["stored"] == count and f["dropped"] == 0, l
+        runs[f["cpu"]] = f
+    return runs, dict(re.findall(r"(\w+)=(\d+)", r.all(r"^record: saved dump_id=")[0]))
+
+
 def test_record_streams_packed(qemu, decoder, tools, tmp_path):
     """trace.record=usb in PACK frames (the default): a stream 4x the ring's size, every
     sequence number present or counted lost, the events the kernel says it saved."""
@@ -260,12 +271,7 @@ def test_record_streams_packed(qemu, decoder, tools, tmp_path):
              f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
              smp=2, timeout=240, opts=["--usb-image", str(img)])
     assert r.rc == 0, r.out
-    runs = {}
-    for l in r.all(r"^record: cpu=\d+ stored="):
-        f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", l)}
-        assert f["stored"] == count and f["dropped"] == 0, l
-        runs[f["cpu"]] = f
-    end = dict(re.findall(r"(\w+)=(\d+)", r.all(r"^record: saved dump_id=")[0]))
+    runs, end = one_stream(r, count)
     trace_bin = take_out(img, part, tmp_path)
     (tmp_path / "f").mkdir()
     text, n, events = decode(decoder, trace_bin, 1, tmp_path / "f", complete=True)
@@ -275,6 +281,30 @@ def test_record_streams_packed(qemu, decoder, tools, tmp_path):
     assert count >= 4 * pages * 4096 // 12
     assert got[0] == (count, 0), got
     assert int(end["bytes"]) * 2 < events * 12      # packed: under half the plain records
+
+
+def test_record_streams_over_serial(qemu, decoder, tmp_path):
+    """trace.record=serial: the same recorder, its frames over the console while the
+    writers go on (no stick): a stream 4x the ring's size decodes as one complete dump,
+    every sequence number present or counted lost, nothing else inside the dump."""
+    cap = tmp_path / "serial.bin"
+    count, pages = 45000, 4
+    r = qemu(f"run=record trace.record=serial trace.pages={pages} "
+             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
+             smp=2, timeout=240, serial=cap)
+    assert r.rc == 0, r.out
+    assert r.has(r"^record: serial stream dump_id=\d+$"), r.out
+    runs, end = one_stream(r, count)
+    (tmp_path / "f").mkdir()
+    text, n, events = decode(decoder, cap, 1, tmp_path / "f", complete=True)
+    assert n == 1 and events == int(end["events"])
+    got = record_check(text, runs, True)
+    assert sum(l for _, l in got.values()) == int(end["lost"])
+    assert sum(s + l for s, l in got.values()) == 2 * count
+    assert count >= 4 * pages * 4096 // 12
+    assert got[0] == (count, 0), got
+    p = subprocess.run([decoder, cap], capture_output=True, text=True)
+    assert f"bytes={end['bytes']}:" in p.stderr, p.stderr   # the kernel's count, as sent
 
 
 def keys(text):
