@@ -307,6 +307,21 @@ def test_record_streams_over_serial(qemu, decoder, tmp_path):
     assert f"bytes={end['bytes']}:" in p.stderr, p.stderr   # the kernel's count, as sent
 
 
+def test_demo_streams_over_serial(qemu, decoder, tmp_path):
+    """run=demo with trace.record=serial: 4 CPUs' events and their lines (the demo's
+    own before the stream opens) leave the stream one complete dump, no damage."""
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=demo trace.record=serial demo.ms=200 dump=none exit", smp=4, timeout=240,
+             serial=cap)
+    assert r.rc == 0, r.out
+    end = dict(re.findall(r"(\w+)=(\d+)", r.all(r"^record: saved dump_id=")[0]))
+    p = subprocess.run([decoder, cap], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "damage" not in p.stderr and "complete (verified by END)" in p.stderr, p.stderr
+    assert f"bytes={end['bytes']}:" in p.stderr and f" {end['events']} events" in p.stderr
+    assert int(end["events"]) > 10000
+
+
 def keys(text):
     """The monitor's sendkey lines that type text on a US keyboard (letters, digits, '!')."""
     names = {" ": "spc", "\n": "ret", "\x03": "ctrl-c", "!": "shift-1"}
