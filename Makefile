@@ -59,7 +59,7 @@ DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefil
 	drivers/usb/usbkbd.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
-	trace/crc32.c trace/dump_write.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
+	trace/crc32.c trace/dump_write.c trace/dump_pack.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c trace/lab.c
 
 # EVENTS_EXTRA=FILE: a kernel with the events of FILE appended to the event
@@ -273,7 +273,7 @@ run: deps
 .PHONY: tools test-tools
 # The dump reader and text formatter, the one list every host program that
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
-DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
+DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/dump_pack.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
 	trace/clock.c trace/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c tools/damage.c \
 	tools/lab_summary.c tools/lab_plot.c trace/lab.c $(DUMP_READ_SRCS)

@@ -33,6 +33,7 @@
 
 #include <trace/format.h>
 #include <trace/crc32.h>
+#include <trace/dump_pack.h>
 #include <trace/dump_read.h>
 
 #include "dump_scan.h"
@@ -111,6 +112,10 @@ struct proc {
 	bool gap_pending;		/* non-frame bytes inside the dump */
 	size_t gap_off, gap_end;	/* their range */
 	bool outside;			/* no dump at all: gaps are console text */
+
+	/* PACK frames: each unpacked here, then taken as its inner frame */
+	struct pk_work pack;		/* the unpacker's models */
+	uint64_t unpacked[(DUMP_MAX_PAYLOAD + 7) / 8]; /* the inner payload (aligned) */
 };
 
 static void report(struct proc *P, const char *fmt, ...) __printf(2, 3);
@@ -138,7 +143,7 @@ const char *dump_frame_name(uint32_t type)
 		[DUMP_FRAME_PAGE] = "PAGE", [DUMP_FRAME_STATS] = "STATS",
 		[DUMP_FRAME_EVENTS] = "EVENTS", [DUMP_FRAME_SYMS] = "SYMS",
 		[DUMP_FRAME_PRINTK] = "PRINTK", [DUMP_FRAME_TRUST] = "TRUST",
-		[DUMP_FRAME_CALIB] = "CALIB",
+		[DUMP_FRAME_CALIB] = "CALIB", [DUMP_FRAME_PACK] = "PACK",
 		[DUMP_FRAME_END] = "END",
 	};
 
@@ -816,28 +821,43 @@ static void do_printk(struct proc *P, const struct dump_item *it)
 	P->nr_fmts += n;
 }
 
-static void do_frame(struct proc *P, const struct dump_item *it)
-{
-	struct dump_result *r = P->r;
-	uint32_t seq = it->h.seq;
+static void do_payload(struct proc *P, const struct dump_item *it);
 
-	if (!P->any && seq != 0) {
-		report(P, "missing frames seq 0..%u (the dump's start, BEGIN included)", seq - 1);
-		P->gaps = true;
-	} else if (P->any && seq > P->expect) {
-		report(P, "missing frames seq %u..%u", P->expect, seq - 1);
-		P->gaps = true;
-	} else if (P->any && seq < P->expect) {
-		report(P, "frame seq %u (%s) at byte offset %llu repeats or goes back (expected "
-		       "seq %u); ignored", seq, dump_frame_name(it->h.type), ull(it->off),
-		       P->expect);
+/*
+ * A PACK frame: its inner frame unpacked (<trace/dump_pack.h>), then taken
+ * as if it had come itself, under the PACK frame's seq and offset.  Only
+ * frames a packer packs may be inside, with a length their type can have.
+ */
+static void do_pack(struct proc *P, const struct dump_item *it)
+{
+	struct dump_item in = *it;
+	uint32_t type = 0, len = 0;
+	const char *why;
+
+	why = dump_unpack(&P->pack, it->payload, it->h.len, (uint8_t *)P->unpacked,
+			  sizeof(P->unpacked), &type, &len);
+	in.h.type = (uint8_t)type;
+	in.h.len = len;
+	in.payload = (const uint8_t *)P->unpacked;
+	if (!why && type != DUMP_FRAME_PAGE && type != DUMP_FRAME_EVENTS &&
+	    type != DUMP_FRAME_SYMS && type != DUMP_FRAME_PRINTK)
+		why = "its inner frame is of a type never packed";
+	else if (!why && !dump_header_plausible(&in.h))
+		why = "its inner frame's length does not fit its type";
+	if (why) {
+		report(P, "frame seq %u (PACK of type %u) at byte offset %llu: %s; ignored",
+		       it->h.seq, type, ull(it->off), why);
+		if (type == DUMP_FRAME_PAGE)
+			P->pages_rx++;	/* END counts it among the pages */
 		return;
 	}
-	P->any = true;
-	P->expect = seq + 1;
-	P->last_seq = seq;
-	P->last_end = it->end;
-	r->frames++;
+	do_payload(P, &in);
+}
+
+/* A frame's payload, by its type (a PACK frame's inner frame too). */
+static void do_payload(struct proc *P, const struct dump_item *it)
+{
+	uint32_t seq = it->h.seq;
 
 	switch (it->h.type) {
 	case DUMP_FRAME_BEGIN:
@@ -873,11 +893,40 @@ static void do_frame(struct proc *P, const struct dump_item *it)
 	case DUMP_FRAME_CALIB:
 		do_calib(P, it);
 		break;
+	case DUMP_FRAME_PACK:
+		do_pack(P, it);
+		break;
 	default:
 		report(P, "frame seq %u at byte offset %llu: unknown type %u; ignored", seq,
 		       ull(it->off), it->h.type);
 		break;
 	}
+}
+
+static void do_frame(struct proc *P, const struct dump_item *it)
+{
+	struct dump_result *r = P->r;
+	uint32_t seq = it->h.seq;
+
+	if (!P->any && seq != 0) {
+		report(P, "missing frames seq 0..%u (the dump's start, BEGIN included)", seq - 1);
+		P->gaps = true;
+	} else if (P->any && seq > P->expect) {
+		report(P, "missing frames seq %u..%u", P->expect, seq - 1);
+		P->gaps = true;
+	} else if (P->any && seq < P->expect) {
+		report(P, "frame seq %u (%s) at byte offset %llu repeats or goes back (expected "
+		       "seq %u); ignored", seq, dump_frame_name(it->h.type), ull(it->off),
+		       P->expect);
+		return;
+	}
+	P->any = true;
+	P->expect = seq + 1;
+	P->last_seq = seq;
+	P->last_end = it->end;
+	r->frames++;
+
+	do_payload(P, it);
 	if (it->h.type != DUMP_FRAME_END)
 		P->chain = crc32_update(P->chain, &it->crc, sizeof(it->crc));
 }

@@ -24,7 +24,7 @@ static bool is_magic(const uint8_t *p)
  * Can a version-1 header be right?  Checked before the CRC, so that debris
  * full of magic bytes costs a CRC only where a PAGE frame could start.
  */
-static bool header_plausible(const struct dump_frame_header *h)
+bool dump_header_plausible(const struct dump_frame_header *h)
 {
 	switch (h->type) {
 	case DUMP_FRAME_BEGIN:
@@ -47,6 +47,8 @@ static bool header_plausible(const struct dump_frame_header *h)
 		return h->len >= 12 && h->len <= DUMP_SYMS_PER_FRAME * (10u + DUMP_PRINTK_FMT_MAX) + 12u;
 	case DUMP_FRAME_SYMS:
 		return h->len >= 12 && h->len <= DUMP_SYMS_PER_FRAME * (10u + DUMP_SYM_NAME_MAX) + 12u;
+	case DUMP_FRAME_PACK:		/* the inner type and at least 4 coded bytes */
+		return h->len >= 5 && h->len <= DUMP_MAX_PAYLOAD;
 	default:
 		return false;
 	}
@@ -87,7 +89,7 @@ void dump_scan_next(struct dump_scanner *s, struct dump_item *it)
 		it->reason = BAD_LENGTH;
 		return;
 	}
-	if (it->h.version == DUMP_VERSION && !header_plausible(&it->h)) {
+	if (it->h.version == DUMP_VERSION && !dump_header_plausible(&it->h)) {
 		it->reason = BAD_HEADER;
 		return;
 	}

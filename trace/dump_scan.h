@@ -49,6 +49,9 @@ struct dump_scanner {
  * The next item from s->pos on: a frame, a bad frame (resume one byte
  * after its magic) or a gap up to the next magic; SCAN_EOF at the end.
  */
+/* Can a header of this version have this type and length?  (A PACK's inner frame too.) */
+bool dump_header_plausible(const struct dump_frame_header *h);
+
 void dump_scan_next(struct dump_scanner *s, struct dump_item *it);
 
 struct dump_segmenter {

@@ -50,6 +50,7 @@ void dump_write_begin(struct dump_writer *w, const struct trace_sink *sink,
 	w->events = 0;
 	w->chain = CRC32_INIT;
 	w->cut = false;
+	w->pack = 0;
 	b.ring_version = RB_FORMAT_VERSION;
 	b.events_version = DUMP_EVENTS_VERSION;
 	dump_emit(w, DUMP_FRAME_BEGIN, &b, sizeof(b), 0, 0);
@@ -65,10 +66,13 @@ struct ev_enc {
 	bool send;		/* second pass: to the sink */
 	uint32_t len;		/* bytes so far */
 	uint32_t crc;		/* running CRC (second pass) */
+	uint8_t *buf;		/* or a pass into memory, to be packed */
 };
 
 static void enc_put(struct ev_enc *e, const void *p, uint32_t n)
 {
+	if (e->buf)
+		__builtin_memcpy(e->buf + e->len, p, n);
 	e->len += n;
 	if (e->send) {
 		e->crc = crc32_update(e->crc, p, n);
@@ -121,7 +125,7 @@ static void enc_event(struct ev_enc *e, const struct trace_event_def *d)
 static void emit_encoded(struct dump_writer *w, uint32_t type,
 			 void (*enc)(struct ev_enc *e, const void *arg), const void *arg)
 {
-	struct ev_enc e = { w, false, 0, 0 };
+	struct ev_enc e = { w, false, 0, 0, 0 };
 	struct dump_frame_header h = {
 		.magic = { DUMP_MAGIC0, DUMP_MAGIC1, DUMP_MAGIC2, DUMP_MAGIC3 },
 		.type = (uint8_t)type,
@@ -132,7 +136,13 @@ static void emit_encoded(struct dump_writer *w, uint32_t type,
 
 	enc(&e, arg);			/* counting pass */
 	h.len = e.len;
-	e = (struct ev_enc){ w, true, 0, crc32_update(CRC32_INIT, &h, sizeof(h)) };
+	if (w->pack && e.len <= sizeof(w->pack->in)) {	/* into memory, then packed */
+		e = (struct ev_enc){ w, false, 0, 0, w->pack->in };
+		enc(&e, arg);
+		dump_write_frame(w, type, w->pack->in, e.len);
+		return;
+	}
+	e = (struct ev_enc){ w, true, 0, crc32_update(CRC32_INIT, &h, sizeof(h)), 0 };
 	trace_sink_put(&w->sink, &h, sizeof(h));
 	enc(&e, arg);
 	e.crc = crc32_final(e.crc);
@@ -229,6 +239,7 @@ void dump_write_page(struct dump_writer *w, uint32_t cpu, const void *page,
 		.lost_overrun = lost_overrun,
 		.lost_dropped = lost_dropped,
 	};
+	uint32_t n;
 
 	/* Only the records carry information; a bad commit sends it all. */
 	if (page_size >= RB_PAGE_HEADER_SIZE &&
@@ -238,9 +249,36 @@ void dump_write_page(struct dump_writer *w, uint32_t cpu, const void *page,
 		info.data_len = page_size;
 	if (info.data_len > RB_PAGE_SIZE_MAX)
 		info.data_len = RB_PAGE_SIZE_MAX;
-	dump_emit(w, DUMP_FRAME_PAGE, &info, sizeof(info), page, info.data_len);
+	if (w->pack && (n = dump_pack_page(w->pack, &info, page)) != 0)
+		dump_emit(w, DUMP_FRAME_PACK, w->pack->out, n, 0, 0);
+	else
+		dump_emit(w, DUMP_FRAME_PAGE, &info, sizeof(info), page, info.data_len);
 	w->pages++;
 	w->events += hdr->entries;
+}
+
+void dump_write_frame(struct dump_writer *w, uint32_t type, const void *payload, uint32_t len)
+{
+	uint32_t n = 0;
+
+	if (type == DUMP_FRAME_PAGE && len >= sizeof(struct dump_page_info) + RB_PAGE_HEADER_SIZE) {
+		struct dump_page_info info;
+		struct rb_page_header hdr;
+
+		__builtin_memcpy(&info, payload, sizeof(info));
+		__builtin_memcpy(&hdr, (const uint8_t *)payload + sizeof(info), sizeof(hdr));
+		if (w->pack && info.data_len == len - sizeof(info))
+			n = dump_pack_page(w->pack, &info, (const uint8_t *)payload + sizeof(info));
+		w->pages++;
+		w->events += hdr.entries;
+	} else if (w->pack && (type == DUMP_FRAME_EVENTS || type == DUMP_FRAME_SYMS ||
+			       type == DUMP_FRAME_PRINTK)) {
+		n = dump_pack_bytes(w->pack, type, payload, len);
+	}
+	if (n)
+		dump_emit(w, DUMP_FRAME_PACK, w->pack->out, n, 0, 0);
+	else
+		dump_emit(w, type, payload, len, 0, 0);
 }
 
 void dump_write_stats(struct dump_writer *w, const struct dump_stats *stats)

@@ -40,15 +40,20 @@ bool dump_panic(bool text, bool bin, bool usb, uint64_t last);
 /*
  * A dump's head into sink: BEGIN (nr_cpus, the clock rate), then the
  * events' descriptions (enabled: as dump_write_events()), the kernel's
- * symbols and trace_printk formats.  For the stream of trace.record=usb,
+ * symbols and trace_printk formats; PACK frames from then on with pack
+ * (its caller's own memory), plain ones with NULL.  For the stream of trace.record=usb,
  * which then sends its own CLOCK, PAGE, STATS and END frames; its id from
  * dump_new_id(), which no snapshot shares.
  */
 struct dump_writer;
 struct trace_sink;
+struct dump_pack;
 void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint16_t id,
 		     uint32_t nr_cpus, uint64_t tsc_hz, uint64_t tsc_err_ppb,
-		     const uint8_t *enabled);
+		     const uint8_t *enabled, struct dump_pack *pack);
+
+/* mem when dump.encoding= packs (the default), else NULL: the head's pack argument. */
+struct dump_pack *dump_packer(struct dump_pack *mem);
 uint16_t dump_new_id(void);
 
 /* One CPU's clock as a dump describes it (conversion, skew, trust). */

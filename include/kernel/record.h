@@ -22,6 +22,7 @@ struct record_result {
 
 /* trace.record=usb was given. */
 bool record_enabled(void);
+bool record_to_usb(void);	/* trace.record=usb: the stick is needed */
 /* A stream is open. */
 bool record_active(void);
 /*

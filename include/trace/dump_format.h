@@ -89,6 +89,7 @@ enum dump_frame_type {
 	DUMP_FRAME_PRINTK = 8,	/* trace_printk formats, as SYMS with formats for names */
 	DUMP_FRAME_TRUST = 9,	/* struct dump_trust: when a CPU's clock stopped being trusted */
 	DUMP_FRAME_CALIB = 10,	/* struct dump_calib: the calibration's vote was disputed */
+	DUMP_FRAME_PACK = 11,	/* another frame's payload, coded: <trace/dump_pack.h> */
 };
 
 /*

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <trace/dump_format.h>
+#include <trace/dump_pack.h>
 #include <trace/sink.h>
 
 struct dump_writer {
@@ -33,6 +34,8 @@ struct dump_writer {
 	uint64_t events;	/* entries on those pages */
 	uint32_t chain;		/* running CRC over the frames' CRC fields */
 	bool cut;		/* set by the caller: END says the pages stopped early */
+	struct dump_pack *pack;	/* set by the caller after BEGIN: the compact
+				   encoding (PACK frames); NULL: plain frames */
 };
 
 /*
@@ -83,6 +86,13 @@ void dump_write_calib(struct dump_writer *w, const struct dump_calib *calib);
  */
 void dump_write_page(struct dump_writer *w, uint32_t cpu, const void *page,
 		     uint32_t page_size, uint64_t lost_overrun, uint64_t lost_dropped);
+
+/*
+ * A frame whose payload is already made (type, len bytes), e.g. from
+ * another capture: packed when w->pack is set and the type is one that
+ * packs; a PAGE counts for END as dump_write_page()'s do.
+ */
+void dump_write_frame(struct dump_writer *w, uint32_t type, const void *payload, uint32_t len);
 
 /* One CPU's counters (STATS frame). */
 void dump_write_stats(struct dump_writer *w, const struct dump_stats *stats);

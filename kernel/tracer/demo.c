@@ -96,10 +96,10 @@ bool demo_run(void)
 	trap_set_handler(VEC_TEST, on_demo_ipi);
 	tracing_reconfigure(trace_pages, trace_mode);	/* start from empty buffers */
 	tracing_start();
-	record_begin();
 	printk("demo: %u CPUs tracing for %llu ms: LAPIC ticks at %u Hz, IPIs every %u us, "
 	       "an event every %u us\n", cpus_online, (unsigned long long)demo_ms,
 	       DEMO_TICK_HZ, DEMO_IPI_US, DEMO_PRODUCE_US);
+	record_begin();		/* after the line: over the console, no line inside the stream */
 	for (unsigned c = 1; c < cpu_count; c++)
 		if (cpus[c] && cpus[c]->online)
 			smp_call_async(c, demo_cpu, ms);

@@ -51,6 +51,32 @@ CMDLINE_OPTION(dump, .name = "dump", .type = OPT_LIST, .var = dump_sel,
 CMDLINE_OPTION(dump_last, .name = "dump.last", .type = OPT_UINT, .var = &dump_last,
 	       .min = 0, .max = 100000000, .help = "events in the text dump, the most recent; 0 = all");
 
+/*
+ * The binary encoding: PACK frames (<trace/dump_pack.h>, about a third of
+ * the bytes) or the plain frames of kernels before them, which the
+ * decoder reads alike.  dump=bin writes one dump per encoding listed, in
+ * this order, of the same snapshot (a test compares them); the stick and
+ * trace.record= use PACK frames when listed.  dump.measure=1 first says
+ * what each encoding costs (docs/benchmarks.md).
+ */
+static const char *const encoding_names[] = { "pack", "plain", NULL };
+static char dump_enc_sel[16] = "pack";
+CMDLINE_OPTION(dump_encoding, .name = "dump.encoding", .type = OPT_LIST, .var = dump_enc_sel,
+	       .size = sizeof(dump_enc_sel), .choices = encoding_names,
+	       .help = "binary dumps in PACK frames, plain ones, or both (dump=bin: one each)");
+static uint64_t dump_measure;
+CMDLINE_OPTION(dump_measure, .name = "dump.measure", .type = OPT_UINT, .var = &dump_measure,
+	       .min = 0, .max = 1,
+	       .help = "1: before dump=bin, count each encoding's bytes and TSC cycles");
+
+/* The snapshot dumps' packer (one dump at a time: the console or the stick is held). */
+static struct dump_pack dump_pack_mem;
+
+struct dump_pack *dump_packer(struct dump_pack *mem)
+{
+	return cmdline_list_has(dump_enc_sel, "pack") ? mem : NULL;
+}
+
 struct snap_cpu {
 	uint32_t npages;		/* pages copied */
 	uint64_t first;			/* walked snapshots: its first slot in the pool */
@@ -401,9 +427,11 @@ static void sink_text(void *ctx, const void *buf, size_t len)
 	console_write(buf, len);
 }
 
+/* ctx: a byte count to add to, or NULL. */
 static void sink_raw(void *ctx, const void *buf, size_t len)
 {
-	(void)ctx;
+	if (ctx)
+		*(uint64_t *)ctx += len;
 	watchdog_touch();
 	console_write_raw_held(buf, len);	/* dump_bin holds the console */
 }
@@ -466,7 +494,7 @@ bool dump_text(uint32_t cpu, uint64_t last)
 
 void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint16_t id,
 		     uint32_t nr_cpus, uint64_t tsc_hz, uint64_t tsc_err_ppb,
-		     const uint8_t *enabled)
+		     const uint8_t *enabled, struct dump_pack *pack)
 {
 	struct dump_begin begin = {
 		.nr_cpus = nr_cpus, .page_size = RB_PAGE_SIZE_DEFAULT, .tsc_hz = tsc_hz,
@@ -477,6 +505,7 @@ void dump_write_head(struct dump_writer *w, const struct trace_sink *sink, uint1
 		(uint32_t)(__stop_trace_printk_fmts - __start_trace_printk_fmts), 0, fmt_at, NULL };
 
 	dump_write_begin(w, sink, id, &begin);
+	w->pack = pack;
 	dump_write_events(w, &trace_builtin_catalog, enabled);
 	dump_write_symbols(w, &src);
 	dump_write_printk_formats(w, &fmts);
@@ -493,9 +522,10 @@ uint16_t dump_new_id(void)
  * and both passes must write the same frames.
  */
 static void write_bin(uint32_t cpu, const uint8_t *enabled, struct trace_sink *sink,
-		      struct dump_writer *w, bool cuttable)
+		      struct dump_writer *w, bool cuttable, struct dump_pack *pack)
 {
-	dump_write_head(w, sink, dump_id, snap_ncpus, snap_tsc_hz, snap_tsc_err_ppb, enabled);
+	dump_write_head(w, sink, dump_id, snap_ncpus, snap_tsc_hz, snap_tsc_err_ppb, enabled,
+			pack);
 	if (snap_has_calib)
 		dump_write_calib(w, &snap_calib);
 	for (unsigned c = 0; c < snap_ncpus; c++)
@@ -531,27 +561,57 @@ static uint32_t snap_pages(uint32_t cpu)
 	return pages;
 }
 
-static bool print_bin(uint32_t cpu, const uint8_t *enabled)
-{
-	struct trace_sink sink = { sink_raw, NULL };
-	struct dump_writer w;
-	uint32_t pages = snap_pages(cpu);
-	uint64_t flags;
-
-	flags = console_hold();
-	write_bin(cpu, enabled, &sink, &w, true);
-	console_release(flags);
-	cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
-		(unsigned long long)w.events);
-	if (w.cut)
-		cprintf("dump: cut by Ctrl-C after %u of %u pages\n", w.pages, pages);
-	return true;
-}
-
 static void sink_count(void *ctx, const void *buf, size_t len)
 {
 	(void)buf;
 	*(uint64_t *)ctx += len;
+}
+
+/* dump.measure=1: each encoding's bytes and the cycles to make them (no output). */
+static void measure_bin(uint32_t cpu, const uint8_t *enabled)
+{
+	for (uint32_t e = 0; encoding_names[e]; e++) {
+		uint64_t bytes = 0, t0, t1;
+		struct trace_sink count = { sink_count, &bytes };
+		struct dump_writer w;
+
+		t0 = rdtsc();
+		write_bin(cpu, enabled, &count, &w, false, e == 0 ? &dump_pack_mem : NULL);
+		t1 = rdtsc();
+		cprintf("dump: measure encoding=%s bytes=%llu events=%llu cycles=%llu "
+			"bytes_per_event_x100=%llu cycles_per_event=%llu\n", encoding_names[e],
+			(unsigned long long)bytes, (unsigned long long)w.events,
+			(unsigned long long)(t1 - t0),
+			(unsigned long long)(w.events ? bytes * 100 / w.events : 0),
+			(unsigned long long)(w.events ? (t1 - t0) / w.events : 0));
+	}
+}
+
+static bool print_bin(uint32_t cpu, const uint8_t *enabled)
+{
+	uint32_t pages = snap_pages(cpu);
+
+	if (dump_measure)
+		measure_bin(cpu, enabled);
+	for (uint32_t e = 0; encoding_names[e]; e++) {
+		uint64_t flags, bytes = 0;
+		struct trace_sink sink = { sink_raw, &bytes };
+		struct dump_writer w;
+
+		if (!cmdline_list_has(dump_enc_sel, encoding_names[e]))
+			continue;
+		flags = console_hold();
+		write_bin(cpu, enabled, &sink, &w, true, e == 0 ? &dump_pack_mem : NULL);
+		console_release(flags);
+		cprintf("\ndump: bin id=%u frames=%u pages=%u events=%llu bytes=%llu encoding=%s\n",
+			dump_id, w.seq, w.pages, (unsigned long long)w.events,
+			(unsigned long long)bytes, encoding_names[e]);
+		if (w.cut) {
+			cprintf("dump: cut by Ctrl-C after %u of %u pages\n", w.pages, pages);
+			break;
+		}
+	}
+	return true;
 }
 
 static void sink_save(void *ctx, const void *buf, size_t len)
@@ -572,11 +632,11 @@ static bool save_usb(uint32_t cpu, const uint8_t *enabled)
 	struct dump_writer w;
 	struct tracesave *s;
 
-	write_bin(cpu, enabled, &count, &w, false);
+	write_bin(cpu, enabled, &count, &w, false, dump_packer(&dump_pack_mem));
 	if (!(s = usb_save_begin(bytes)))
 		return false;
 	save = (struct trace_sink){ sink_save, s };
-	write_bin(cpu, enabled, &save, &w, false);
+	write_bin(cpu, enabled, &save, &w, false, dump_packer(&dump_pack_mem));
 	if (!usb_save_end(s, dump_id))
 		return false;
 	cprintf("dump: usb id=%u frames=%u pages=%u events=%llu\n", dump_id, w.seq, w.pages,
@@ -613,7 +673,7 @@ bool dump_walked(bool text, bool bin, bool usb, uint64_t last, const uint8_t *en
 
 void dump_prepare(void)
 {
-	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb") || record_enabled())
+	if (cmdline_list_has(dump_sel, "usb") || panic_dump_has("usb") || record_to_usb())
 		usb_trace_file();
 }
 

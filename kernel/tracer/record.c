@@ -1,9 +1,13 @@
 /*
- * trace.record=usb: the trace streamed into TRACE.BIN while it is being
- * recorded, page by page, as trace-cmd record or LTTng's streaming mode
- * do (not a snapshot at the end).  A trace longer than the ring is kept
- * whole until the file is full; pages the writers overwrote or events
- * they dropped before the consumer came are counted, per page, as always.
+ * trace.record=usb|serial: the trace streamed while it is being recorded,
+ * page by page, as trace-cmd record or LTTng's streaming mode do (not a
+ * snapshot at the end): into TRACE.BIN on the stick (usb), or over the
+ * console (serial: one recorder, two sinks).  A trace longer than the
+ * ring is kept whole while the sink keeps up (and TRACE.BIN has room);
+ * pages the writers overwrote or events they dropped before the consumer
+ * came are counted, per page, as always.  Over the console, the console
+ * is held for each frame (or group of frames), so other CPUs' lines come
+ * out between frames, never inside one.
  *
  * CONTRACT
  *   Consumer: the boot CPU at task level, in record_poll(), which the jobs
@@ -39,15 +43,18 @@
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
 
-static const char *const record_names[] = { "none", "usb", NULL };
+static const char *const record_names[] = { "none", "usb", "serial", NULL };
+enum { RECORD_NONE, RECORD_USB, RECORD_SERIAL };
 static int record_to;		/* index into record_names */
 CMDLINE_OPTION(trace_record, .name = "trace.record", .type = OPT_ENUM, .var = &record_to,
 	       .choices = record_names,
-	       .help = "stream every page into TRACE.BIN while run=demo or run=record "
-		       "traces: usb, or none");
+	       .help = "stream every page while run=demo or run=record traces: into TRACE.BIN "
+		       "(usb), over the console (serial), or none");
 
 static struct {
-	struct tracesave *s;	/* the open stream, or NULL */
+	bool open;		/* a stream is open */
+	struct tracesave *s;	/* its save on the stick (usb), else NULL */
+	uint64_t sent;		/* serial: bytes of frames sent */
 	struct dump_writer w;	/* its frames */
 	uint32_t nr_cpus;	/* CPUs it describes */
 	uint64_t lost;		/* overrun + dropped, over its pages */
@@ -57,56 +64,102 @@ static struct {
 	struct record_result last;	/* the last stream's, once ended */
 } rec;
 
+static struct dump_pack rec_pack;	/* the stream's packer: apart from dumps' */
+
 static void sink_stream(void *ctx, const void *buf, size_t len)
 {
 	watchdog_touch();
 	tracesave_put(ctx, buf, len);
 }
 
+/* serial: raw onto the console, which the caller holds for whole frames. */
+static void sink_serial(void *ctx, const void *buf, size_t len)
+{
+	*(uint64_t *)ctx += len;
+	watchdog_touch();
+	console_write_raw_held(buf, len);
+}
+
+/*
+ * Hold the console around frames that go over it (serial), so that no
+ * other CPU's line lands inside one; lines wait and come out between
+ * frames.  Returns the flags for hold_end(); 0 and nothing for usb.
+ */
+static uint64_t hold_begin(void)
+{
+	return record_to == RECORD_SERIAL ? console_hold() : 0;
+}
+
+static void hold_end(uint64_t flags)
+{
+	if (record_to == RECORD_SERIAL)
+		console_release(flags);
+}
+
 bool record_enabled(void)
 {
-	return record_to == 1;
+	return record_to != RECORD_NONE;
+}
+
+bool record_to_usb(void)
+{
+	return record_to == RECORD_USB;
 }
 
 bool record_active(void)
 {
-	return rec.s != NULL;
+	return rec.open;
 }
 
 bool record_begin(void)
 {
 	struct trace_sink sink;
+	uint64_t flags;
 	uint16_t id;
 
 	if (!record_enabled())
 		return true;
-	if (rec.s)
+	if (rec.open)
 		record_end(NULL);
 	rec.last = (struct record_result){ 0 };
 	rec.nr_cpus = cpu_count;
 	rec.tail = (uint64_t)rec.nr_cpus * (DUMP_FRAME_OVERHEAD + sizeof(struct dump_stats)) +
 		   DUMP_FRAME_OVERHEAD + sizeof(struct dump_end);
 	id = dump_new_id();
-	/* The head, the clocks and one page must fit, with the tail. */
-	if (!(rec.s = usb_stream_begin(id, rec.tail + 65536 + RB_PAGE_SIZE_DEFAULT))) {
-		printk("record: no stream to the stick; tracing goes on in memory only\n");
-		return false;
+	rec.s = NULL;
+	rec.sent = 0;
+	if (record_to == RECORD_SERIAL) {
+		/* Said before the first frame: a line inside the dump is a gap in it. */
+		printk("record: serial stream dump_id=%u\n", id);
+		sink = (struct trace_sink){ sink_serial, &rec.sent };
+	} else {
+		/* The head, the clocks and one page must fit, with the tail. */
+		rec.s = usb_stream_begin(id, rec.tail + 65536 + RB_PAGE_SIZE_DEFAULT);
+		if (!rec.s) {
+			printk("record: no stream to the stick; tracing goes on in memory "
+			       "only\n");
+			return false;
+		}
+		sink = (struct trace_sink){ sink_stream, rec.s };
 	}
+	rec.open = true;
 	rec.lost = 0;
 	rec.full = false;
 	rec.t0 = tsc_now_ns();
-	sink = (struct trace_sink){ sink_stream, rec.s };
+	flags = hold_begin();
 	dump_write_head(&rec.w, &sink, id, rec.nr_cpus, tsc.hz, tsc.err_ppb,
-			trace_events_enabled());
+			trace_events_enabled(), dump_packer(&rec_pack));
 	for (uint32_t c = 0; c < rec.nr_cpus; c++) {
 		struct dump_clock clk;
 
 		dump_cpu_clock(c, &clk);
 		dump_write_clock(&rec.w, &clk);
 	}
-	printk("record: usb stream dump_id=%u lba=%llu free_bytes=%llu\n", id,
-	       (unsigned long long)rec.s->mark_lba,
-	       (unsigned long long)tracesave_free_bytes(rec.s));
+	hold_end(flags);
+	if (rec.s)
+		printk("record: usb stream dump_id=%u lba=%llu free_bytes=%llu\n", id,
+		       (unsigned long long)rec.s->mark_lba,
+		       (unsigned long long)tracesave_free_bytes(rec.s));
 	return true;
 }
 
@@ -115,6 +168,7 @@ static bool finish(const char *why)
 {
 	struct tracesave *s = rec.s;
 	long long ms = (tsc_now_ns() - rec.t0) / 1000000;
+	uint64_t flags = hold_begin(), bytes;
 	bool ok;
 
 	for (uint32_t c = 0; c < rec.nr_cpus; c++) {
@@ -126,15 +180,20 @@ static bool finish(const char *why)
 		dump_write_stats(&rec.w, &ds);
 	}
 	dump_write_end(&rec.w);
+	if (!s)
+		console_write_raw_held("\r\n", 2);	/* the next line starts a line */
+	hold_end(flags);
 	rec.s = NULL;
-	ok = usb_stream_end(s, rec.w.dump_id);
+	rec.open = false;
+	ok = s ? usb_stream_end(s, rec.w.dump_id) : true;
+	bytes = s ? s->bytes : rec.sent;
 	printk("record: %s dump_id=%u pages=%u events=%llu lost=%llu bytes=%llu ms=%lld\n",
 	       ok ? why : "failed", rec.w.dump_id, rec.w.pages,
 	       (unsigned long long)rec.w.events, (unsigned long long)rec.lost,
-	       (unsigned long long)s->bytes, ms);
+	       (unsigned long long)bytes, ms);
 	rec.last = (struct record_result){ .saved = ok, .full = rec.full, .pages = rec.w.pages,
 					   .events = rec.w.events, .lost = rec.lost,
-					   .bytes = s->bytes };
+					   .bytes = bytes };
 	return ok;
 }
 
@@ -150,14 +209,17 @@ static bool drain_cpu(uint32_t c)
 
 	for (uint32_t n = 0; n <= cb->nr_slots && ring_buffer_read_page(cb, &rd) == 1; n++) {
 		const struct rb_page_header *h = rd.page;
+		uint64_t flags;
 
-		if (tracesave_free_bytes(rec.s) < dump_page_frame_size(h->commit) + rec.tail) {
+		if (rec.s &&
+		    tracesave_free_bytes(rec.s) < dump_page_frame_size(h->commit) + rec.tail) {
 			if (rec.s->err && rec.s->err != TRACESAVE_EFULL) {
 				printk("record: writing to the stick failed after %u pages; the "
 				       "stream ends at its last checkpoint, tracing goes on in "
 				       "memory\n", rec.w.pages);
 				usb_stream_end(rec.s, rec.w.dump_id);
 				rec.s = NULL;
+				rec.open = false;
 				rec.last = (struct record_result){ 0 };
 				return false;
 			}
@@ -167,8 +229,10 @@ static bool drain_cpu(uint32_t c)
 			finish("saved");
 			return false;
 		}
+		flags = hold_begin();
 		dump_write_page(&rec.w, c, rd.page, rd.page_size, rd.lost_overrun,
 				rd.lost_dropped);
+		hold_end(flags);
 		rec.lost += rd.lost_overrun + rd.lost_dropped;
 	}
 	return true;
@@ -176,7 +240,7 @@ static bool drain_cpu(uint32_t c)
 
 void record_poll(void)
 {
-	for (uint32_t c = 0; rec.s && c < rec.nr_cpus; c++)
+	for (uint32_t c = 0; rec.open && c < rec.nr_cpus; c++)
 		if (!drain_cpu(c))
 			return;
 }
@@ -185,12 +249,12 @@ bool record_end(struct record_result *out)
 {
 	bool ok = !rec.full && rec.last.saved;
 
-	if (rec.s) {
+	if (rec.open) {
 		tracing_flush_all();
 		/* Writers may still be adding pages: a bounded number of rounds. */
-		for (int i = 0; i < 4 && rec.s; i++)
+		for (int i = 0; i < 4 && rec.open; i++)
 			record_poll();
-		ok = rec.s ? finish("saved") : false;
+		ok = rec.open ? finish("saved") : false;
 	}
 	if (out)
 		*out = rec.last;

@@ -131,7 +131,7 @@ bool record_job(void)
 	bool ok;
 
 	if (!record_enabled()) {
-		printk("record: run=record needs trace.record=usb\n");
+		printk("record: run=record needs trace.record=usb or serial\n");
 		return false;
 	}
 	ok = trial(record_count, record_rate, &r);
@@ -165,7 +165,7 @@ bool record_bench_job(void)
 	bool bad = false;
 
 	if (!record_enabled()) {
-		printk("bench: record needs trace.record=usb and a stick\n");
+		printk("bench: record needs trace.record=usb (and a stick) or serial\n");
 		return false;
 	}
 	while (hi <= BENCH_RATE_MAX && bench_trial(hi, &bad)) {

@@ -436,7 +436,10 @@ void sim_dump(const struct sim *s, uint16_t dump_id, struct membuf *out)
 	struct dump_writer w;
 	uint32_t ci, i;
 
+	static struct dump_pack pack;
+
 	dump_write_begin(&w, &sink, dump_id, &b);
+	w.pack = s->cfg.plain ? NULL : &pack;
 	if (!s->cfg.no_events)
 		dump_write_events(&w, s->cfg.catalog ? s->cfg.catalog : &trace_builtin_catalog, NULL);
 	if (s->cfg.syms) {

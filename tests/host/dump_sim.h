@@ -43,6 +43,7 @@ struct sim_cfg {
 	const struct trace_symtab *syms; /* sent in SYMS frames; NULL: none */
 	bool printk;		/* also write trace_printk events, formats in PRINTK frames */
 	const struct dump_calib *calib;	/* sent in a CALIB frame, and in the text; NULL: none */
+	bool plain;		/* plain frames, as before PACK frames (default: packed) */
 };
 
 struct sim_cpu {

@@ -12,13 +12,18 @@
  * mkcapture-extra's with events of every field kind, symbols and
  * trace_printk formats).
  *
- * A custom mutator aims at the description frames (EVENTS, SYMS, PRINTK):
+ * A custom mutator aims at the description frames (EVENTS, SYMS, PRINTK)
+ * and PACK frames (what the unpacker reads):
  * most mutations pick one, change its payload (bit flips, a u16 length or
  * count set to an edge value, libFuzzer's own mutations, which may resize
  * it: its header's len follows) and make its CRC right again, so the
  * damage reaches the description parsers and everything built on what
  * they accept, which desc_check() then judges (tests/host/desc_check.h).
  * The rest are libFuzzer's mutations of the whole input, left as they are.
+ *
+ * Every PACK frame that unpacks is packed again and unpacked: the same
+ * inner frame must come back (what the reader accepts, a packer can
+ * send, and reads back the same).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <string.h>
 
 #include <trace/crc32.h>
+#include <trace/dump_pack.h>
 #include <trace/dump_read.h>
 #include <trace/text.h>
 
@@ -114,7 +120,7 @@ static uint32_t desc_frames(const uint8_t *b, size_t n, size_t *at, uint32_t max
 
 	while (k < max && (f = next_frame(b, n, &p, &h)) < n)
 		if (h.type == DUMP_FRAME_EVENTS || h.type == DUMP_FRAME_SYMS ||
-		    h.type == DUMP_FRAME_PRINTK)
+		    h.type == DUMP_FRAME_PRINTK || h.type == DUMP_FRAME_PACK)
 			at[k++] = f;
 	return k;
 }
@@ -175,6 +181,40 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 
 /* ---- the target ---- */
 
+/* Each PACK frame of b[0 .. n) that unpacks: packed again, it unpacks the same. */
+static void pack_round_trips(const uint8_t *b, size_t n)
+{
+	static struct dump_pack pk;
+	static struct pk_work un;
+	static uint8_t inner[DUMP_MAX_PAYLOAD], again[DUMP_MAX_PAYLOAD];
+	struct dump_frame_header h;
+	size_t p = 0, at;
+
+	while ((at = next_frame(b, n, &p, &h)) < n) {
+		uint32_t type, len, type2, len2, m;
+
+		if (h.type != DUMP_FRAME_PACK ||
+		    dump_unpack(&un, b + at + DUMP_HEADER_SIZE, h.len, inner, sizeof(inner), &type,
+				&len))
+			continue;
+		if (type == DUMP_FRAME_PAGE) {
+			struct dump_page_info info;
+
+			if (len < sizeof(info))
+				abort();
+			memcpy(&info, inner, sizeof(info));
+			m = dump_pack_page(&pk, &info, inner + sizeof(info));
+		} else {
+			m = dump_pack_bytes(&pk, type, inner, len);
+		}
+		if (!m)
+			continue;	/* it does not pay: a packer would send it plain */
+		if (dump_unpack(&un, pk.out, m, again, sizeof(again), &type2, &len2) ||
+		    type2 != type || len2 != len || memcmp(again, inner, len))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -207,6 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode & 8)
 		to.cpu = 1;
 
+	pack_round_trips(cap, n);
 	rc = dump_read(cap, n, &ro, NULL, 0, &r);
 	if (rc != DUMP_READ_ARENA || r.arena_needed > FUZZ_ARENA_MAX) {
 		free(cap);

@@ -181,6 +181,7 @@ static int setup(void **state)
 	const struct sim_cfg cfg = {
 		.seed = 21, .nr_cpus = 2, .events = 300, .page_size = 2048, .nr_pages = 3,
 		.syms = &syms, .printk = true, .extra_events = true,
+		.plain = true,	/* the description frames as they are (packed: test_dump.c) */
 	};
 	size_t p = 0;
 

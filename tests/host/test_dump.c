@@ -19,7 +19,11 @@
 
 #include "dump_sim.h"
 #include <trace/crc32.h>
+#include <trace/dump_pack.h>
 #include <trace/dump_read.h>
+#include <trace/events.h>
+
+#include "../../trace/dump_scan.h"
 
 /* ---- helpers ---- */
 
@@ -563,6 +567,313 @@ static size_t events_frames_size(const struct trace_catalog *cat)
 }
 
 /* The encoder's byte counts, as docs/dump-format.md states them. */
+/* Frames of type in a capture (the reader's scanner: good frames only). */
+static uint32_t count_frames(const struct membuf *cap, uint32_t type, uint32_t inner)
+{
+	struct dump_scanner sc = { cap->p, cap->len, 0 };
+	struct dump_item it;
+	uint32_t n = 0;
+
+	for (dump_scan_next(&sc, &it); it.kind != SCAN_EOF; dump_scan_next(&sc, &it))
+		n += it.kind == SCAN_FRAME && it.h.type == type &&
+		     (type != DUMP_FRAME_PACK || it.payload[0] == inner);
+	return n;
+}
+
+/*
+ * The same buffers dumped plain and packed decode to the same text, byte
+ * for byte, with every page and description in a PACK frame, in less than
+ * half the bytes: loss of both kinds, unknown and malformed events,
+ * trace_printk events and formats, a symbol table, several page sizes.
+ */
+static void test_pack_same_text(void **state)
+{
+	static uint64_t addrs[600];
+	static char names[600][24];
+	static const char *name_ptrs[600];
+	static const struct trace_symtab syms = { addrs, name_ptrs, 600, 0x200000 + 600 * 48 };
+	struct sim_cfg cfgs[4] = { big_cfg, big_cfg, big_cfg, big_cfg };
+	uint32_t k;
+
+	(void)state;
+	for (k = 0; k < 600; k++) {	/* three SYMS frames, names sharing prefixes */
+		addrs[k] = 0x200000 + k * 48 - k % 7;
+		snprintf(names[k], sizeof(names[k]), "%s_%u", k % 3 ? "lapic_timer" : "tsc",
+			 k * 37 % 1000);
+		name_ptrs[k] = names[k];
+	}
+	cfgs[1].syms = &syms;
+	cfgs[1].printk = true;
+	cfgs[1].seed = 7;
+	cfgs[2].page_size = 4096;
+	cfgs[2].events = 20000;
+	cfgs[2].nr_pages = 8;
+	cfgs[2].drain_every = 700;
+	cfgs[3].page_size = 65536;
+	cfgs[3].events = 30000;
+	cfgs[3].nr_pages = 4;
+	cfgs[3].odd_events = false;
+	for (k = 0; k < 4; k++) {
+		struct membuf cap[2] = { { 0 } }, text[2] = { { 0 } }, rep = { 0 };
+		struct trace_text_summary sum[2];
+		struct dump_result r;
+		void *arena = NULL;
+		struct sim s;
+		uint32_t pages = 0, ci, j;
+
+		sim_run(&s, &cfgs[k]);
+		for (ci = 0; ci < cfgs[k].nr_cpus; ci++)
+			pages += s.cpu[ci].nr_taken;
+		for (j = 0; j < 2; j++) {
+			s.cfg.plain = j == 0;
+			sim_capture(&s, 0x77, &cap[j]);
+			rep.len = 0;
+			free(arena);
+			assert_int_equal(sim_decode(&cap[j], -1, &r, &arena, &text[j], &rep, NULL,
+						    &sum[j]), DUMP_READ_OK);
+			assert_int_equal(rep.len, 0);
+			assert_int_equal(r.pages, pages);
+			if (cfgs[k].syms) {	/* the table, entry for entry */
+				assert_non_null(r.syms);
+				assert_int_equal(r.syms->count, 600);
+				assert_int_equal(r.syms->end, syms.end);
+				for (uint32_t e = 0; e < 600; e++) {
+					assert_int_equal(r.syms->addrs[e], addrs[e]);
+					assert_string_equal(r.syms->names[e], names[e]);
+				}
+			}
+		}
+		assert_true(pages > 3);
+		assert_int_equal(count_frames(&cap[0], DUMP_FRAME_PACK, 0), 0);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PAGE, 0), 0);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PACK, DUMP_FRAME_PAGE), pages);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_EVENTS, 0), 0);
+		assert_int_equal(count_frames(&cap[1], DUMP_FRAME_PACK, DUMP_FRAME_SYMS),
+				 cfgs[k].syms ? 3 : 0);
+		assert_int_equal(text[0].len, text[1].len);
+		assert_memory_equal(text[0].p, text[1].p, text[0].len);
+		assert_int_equal(sum[0].printed, sum[1].printed);
+		fprintf(stderr, "pack: config %u: %zu bytes plain, %zu packed\n", k, cap[0].len,
+			cap[1].len);
+		assert_true(cap[1].len < cap[0].len);
+		for (j = 0; j < 2; j++) {
+			membuf_free(&cap[j]);
+			membuf_free(&text[j]);
+		}
+		membuf_free(&rep);
+		free(arena);
+		sim_free(&s);
+	}
+}
+
+static uint32_t prng(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*x >> 32);
+}
+
+/*
+ * Any page packs and unpacks to itself, byte for byte: records of every
+ * kind the ring writes (events, padding, time extends, absolute stamps,
+ * long records), stamps going back, records cut by commit, and pages of
+ * random bytes; commit not a multiple of 4 too.  And a payload cut short,
+ * or with a byte added, is refused.
+ */
+static void test_pack_any_page(void **state)
+{
+	static struct dump_pack pk;
+	static struct pk_work un;
+	static uint8_t page[RB_PAGE_SIZE_MAX], out[DUMP_MAX_PAYLOAD], cut[DUMP_MAX_PAYLOAD];
+	uint64_t x = 42;
+	uint32_t round, packed = 0;
+
+	(void)state;
+	for (round = 0; round < 3000; round++) {
+		struct rb_page_header *h = (struct rb_page_header *)page;
+		uint32_t size = round % 3 == 0 ? 65536 : 4096, room = size - RB_PAGE_HEADER_SIZE;
+		uint32_t pos = 0, mode = round % 4, type = 0, len = 0, n;
+		struct dump_page_info info;
+
+		memset(page, 0, size);
+		h->base_ts = (uint64_t)prng(&x) << 20 | prng(&x);
+		h->seq = prng(&x) % 100000;
+		h->dropped = prng(&x) % 3 ? 0 : prng(&x);
+		h->pos = prng(&x) % 1000;
+		h->cpu = (uint16_t)(prng(&x) % 4);
+		h->version = RB_FORMAT_VERSION;
+		h->flags = (uint8_t)(prng(&x) & 7);
+		h->lost = prng(&x) % 2 ? 0 : prng(&x);
+		while (mode != 3 && pos + 8 <= room && prng(&x) % 500) {
+			uint8_t *r = page + RB_PAGE_HEADER_SIZE + pos;
+			uint32_t what = prng(&x) % 20, k = 1 + prng(&x) % 5, left = room - pos;
+
+			if (what < 14 && 4 + 4 * k <= left) {		/* an event */
+				uint32_t id = 1 + prng(&x) % 6;
+
+				uint32_t delta = prng(&x) % (what < 12 ? 50000u : RB_DELTA_LIMIT);
+
+				rb_store32(r, rb_record_word(k, delta));
+				uint32_t hw = trace_ent_pack((uint16_t)id, trace_ent_ctx(id % 4),
+							     k - 1);
+
+				rb_store32(r + 4, hw);
+				for (uint32_t i = 1; i < k; i++)
+					rb_store32(r + 4 + 4 * i,
+						   i == 1 ? (uint32_t)pos : prng(&x) >> (id * 4));
+				pos += 4 + 4 * k;
+			} else if (what == 14) {			/* padding */
+				rb_store32(r, rb_record_word(RB_KIND_PADDING, 4 * k));
+				pos += 4 * k <= left ? 4 * k : left;
+			} else if (what == 15) {			/* time extend */
+				rb_store32(r, rb_record_word(RB_KIND_EXTEND,
+							     prng(&x) & RB_ARG_MASK));
+				pos += 4;
+			} else if (what == 16 && left >= 12) {		/* absolute stamp */
+				rb_store32(r, rb_record_word(RB_KIND_ABS, 0));
+				rb_store64(r + 4, (uint64_t)prng(&x) << 16);
+				pos += 12;
+			} else if (what == 17 && left >= 8 + 4 * k) {	/* long form */
+				rb_store32(r, rb_record_word(RB_KIND_DATA_LONG, prng(&x) % 1000));
+				rb_store32(r + 4, 4 * k);
+				pos += 8 + 4 * k;
+			} else {					/* anything */
+				rb_store32(r, prng(&x));
+				pos += 4;
+			}
+		}
+		if (mode == 3) {		/* random bytes, any length */
+			pos = prng(&x) % room;
+			for (uint32_t i = 0; i < pos; i++)
+				page[RB_PAGE_HEADER_SIZE + i] = (uint8_t)prng(&x);
+		} else if (mode == 2 && pos) {	/* cut inside a record */
+			pos -= 1 + prng(&x) % (pos < 6 ? pos : 6);
+		}
+		h->commit = pos;
+		h->entries = prng(&x) % 400;
+		info = (struct dump_page_info){ h->cpu + (round % 50 == 0),
+						RB_PAGE_HEADER_SIZE + pos, h->pos,
+						prng(&x) % 2 ? 0 : prng(&x), round % 7 };
+		n = dump_pack_page(&pk, &info, page);
+		if (!n)
+			continue;	/* it did not pay: sent plain */
+		packed++;
+		assert_null(dump_unpack(&un, pk.out, n, out, sizeof(out), &type, &len));
+		assert_int_equal(type, DUMP_FRAME_PAGE);
+		assert_int_equal(len, sizeof(info) + info.data_len);
+		assert_memory_equal(out, &info, sizeof(info));
+		assert_memory_equal(out + sizeof(info), page, info.data_len);
+		/* Cut by one byte, or one more: not what a packer made. */
+		memcpy(cut, pk.out, n);
+		assert_non_null(dump_unpack(&un, cut, n - 1, out, sizeof(out), &type, &len));
+		cut[n] = 0;
+		assert_non_null(dump_unpack(&un, cut, n + 1, out, sizeof(out), &type, &len));
+	}
+	assert_true(packed > 2000);
+}
+
+/*
+ * A copy of cap with the first PACK frame of inner type inner rewritten
+ * by edit (its payload, which it may shorten), CRC made right, as if the
+ * kernel had sent it so.  Returns the frame's seq.
+ */
+static uint32_t rewrite_pack(const struct membuf *cap, uint32_t inner, struct membuf *out,
+			     uint32_t (*edit)(uint8_t *payload, uint32_t len))
+{
+	struct dump_scanner sc = { cap->p, cap->len, 0 };
+	struct dump_item it;
+
+	for (dump_scan_next(&sc, &it); it.kind != SCAN_EOF; dump_scan_next(&sc, &it)) {
+		static uint8_t pl[DUMP_MAX_PAYLOAD];
+		struct dump_frame_header h = it.h;
+		uint32_t crc;
+
+		if (it.kind != SCAN_FRAME || h.type != DUMP_FRAME_PACK || it.payload[0] != inner)
+			continue;
+		memcpy(pl, it.payload, h.len);
+		h.len = edit(pl, h.len);
+		crc = crc32_update(CRC32_INIT, &h, sizeof(h));
+		crc = crc32_final(crc32_update(crc, pl, h.len));
+		membuf_write(out, cap->p, it.off);
+		membuf_write(out, &h, sizeof(h));
+		membuf_write(out, pl, h.len);
+		membuf_write(out, &crc, sizeof(crc));
+		membuf_write(out, cap->p + it.end, cap->len - it.end);
+		return h.seq;
+	}
+	fail();
+	return 0;
+}
+
+/* A well-made PACK of a CLOCK frame (all zero), which no packer makes. */
+static uint32_t edit_type(uint8_t *p, uint32_t len)
+{
+	static struct dump_pack pk;
+	static const uint8_t clock[sizeof(struct dump_clock)];
+	uint32_t n = dump_pack_bytes(&pk, DUMP_FRAME_CLOCK, clock, sizeof(clock));
+
+	(void)len;
+	assert_true(n > 0);
+	memcpy(p, pk.out, n);
+	return n;
+}
+static uint32_t edit_short(uint8_t *p, uint32_t len) { (void)p; return len - 1; }
+static uint32_t edit_long(uint8_t *p, uint32_t len) { p[len] = 0x5a; return len + 1; }
+static uint32_t edit_flip(uint8_t *p, uint32_t len) { p[len / 2] ^= 0x10; return len; }
+
+/*
+ * PACK frames a kernel cannot have sent, with good CRCs: another inner
+ * type, a payload one byte short or long, a flipped bit inside.  Each is
+ * reported naming the frame and ignored, END then counting its events as
+ * not decoded; every other page decodes.
+ */
+static void test_pack_refused(void **state)
+{
+	static const struct {
+		uint32_t (*edit)(uint8_t *p, uint32_t len);
+		const char *says;
+	} cases[] = {
+		{ edit_type, "its inner frame is of a type never packed" },
+		{ edit_short, "(PACK of type 3)" },
+		{ edit_long, "it has bytes after its coded data" },
+		{ edit_flip, "(PACK of type 3)" },
+	};
+	struct sim_cfg cfg = big_cfg;
+	struct membuf cap = { 0 };
+	struct sim s;
+	uint32_t pages = 0, ci, k;
+
+	(void)state;
+	sim_run(&s, &cfg);
+	sim_capture(&s, 5, &cap);
+	for (ci = 0; ci < cfg.nr_cpus; ci++)
+		pages += s.cpu[ci].nr_taken;
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct membuf bad = { 0 }, text = { 0 }, rep = { 0 };
+		struct trace_text_summary sum;
+		struct dump_result r;
+		void *arena = NULL;
+		char want[64];
+		uint32_t seq = rewrite_pack(&cap, DUMP_FRAME_PAGE, &bad, cases[k].edit);
+
+		assert_int_equal(sim_decode(&bad, -1, &r, &arena, &text, &rep, NULL, &sum),
+				 DUMP_READ_DAMAGED);
+		membuf_write(&rep, "", 1);
+		snprintf(want, sizeof(want), "frame seq %u (PACK of type ", seq);
+		if (k == 0)	/* the type byte was changed: named as it now is */
+			snprintf(want, sizeof(want), "frame seq %u (PACK of type 2)", seq);
+		assert_non_null(strstr((char *)rep.p, want));
+		assert_non_null(strstr((char *)rep.p, cases[k].says));
+		assert_non_null(strstr((char *)rep.p, "on pages not decoded"));
+		assert_int_equal(r.pages, pages - 1);	/* every other page decoded */
+		membuf_free(&bad);
+		membuf_free(&text);
+		membuf_free(&rep);
+		free(arena);
+	}
+	membuf_free(&cap);
+	sim_free(&s);
+}
+
 static void test_sizes(void **state)
 {
 	struct sim s;
@@ -573,6 +884,7 @@ static void test_sizes(void **state)
 
 	(void)state;
 	cfg.odd_events = false;
+	cfg.plain = true;
 	sim_run(&s, &cfg);
 	sim_dump(&s, 5, &d);
 	for (ci = 0; ci < 4; ci++)
@@ -602,6 +914,9 @@ int main(void)
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_two_dumps),
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_pack_same_text),
+		cmocka_unit_test(test_pack_any_page),
+		cmocka_unit_test(test_pack_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

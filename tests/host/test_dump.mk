@@ -14,6 +14,9 @@ test_dump_order_SRCS := tests/host/test_dump_order.c $(DUMP_SIM_SRCS)
 MKCAPTURE_SRCS := tests/tools/mkcapture.c $(DUMP_SIM_SRCS)
 $(eval $(call host_prog,$(BUILD)/tools/mkcapture,$(BUILD)/obj/mkcapture,$(MKCAPTURE_SRCS),\
 	$(HOSTCC) $(HOST_CFLAGS) -Itests/host))
+# A capture written again in the compact (or plain) encoding: the same buffers both ways.
+$(eval $(call host_prog,$(BUILD)/tools/repack,$(BUILD)/obj/repack,\
+	tests/tools/repack.c trace/dump_write.c $(DUMP_READ_SRCS),$(HOSTCC) $(HOST_CFLAGS) -Itrace))
 # The same, built with extra events of every field kind (a kernel with
 # events the decoder has never seen).
 $(eval $(call host_prog,$(BUILD)/tools/mkcapture-extra,$(BUILD)/obj/mkcapture-extra,\

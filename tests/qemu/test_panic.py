@@ -119,7 +119,7 @@ def test_binary_panic_dump_decodes(qemu, decoder, tmp_path):
     r = qemu("run=fault fault.cpu=1 exit panic.dump=bin", smp=2, serial=cap, timeout=60)
     check_report(r, 1, 2)
     assert not r.has(r"^# tracer: baretrace$")
-    assert r.has(r"^dump: bin id=1 frames=\d+ pages=\d+ events=\d+$"), r.out
+    assert r.has(r"^dump: bin id=1 frames=\d+ pages=\d+ events=\d+ bytes=\d+ encoding=pack$"), r.out
     d = subprocess.run([str(decoder), str(cap), "--text", str(tmp_path / "dec.txt")],
                        capture_output=True, timeout=120, text=True)
     assert d.returncode == 0, d.stderr

@@ -105,7 +105,10 @@ def test_usb3_saves_until_full(qemu, decoder, tools, tmp_path):
     (tmp_path / "s").mkdir()
     img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
     part = make_stick(img, 1)
-    r = qemu("run=demo,dump,dump,dump dump=bin,usb exit", timeout=240, serial=serial,
+    # Plain frames: sized so that the fourth save does not fit (PACK frames take a
+    # third: test_usb2_save_and_panic saves those).
+    r = qemu("run=demo,dump,dump,dump dump=bin,usb dump.encoding=plain exit", timeout=240,
+             serial=serial,
              opts=["--usb-image", str(img)])
     # The fourth save does not fit: its job fails, the others pass.
     assert r.rc == 1, r.out
@@ -219,7 +222,8 @@ def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_p
     img = tmp_path / "stick.img"
     part = make_stick(img, 1)
     count, pages = 45000, 4
-    r = qemu(f"run=record,record trace.record=usb trace.pages={pages} "
+    # Plain frames: sized so that the second stream fills TRACE.BIN.
+    r = qemu(f"run=record,record trace.record=usb trace.pages={pages} dump.encoding=plain "
              f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
              smp=2, timeout=240, opts=["--usb-image", str(img)])
     assert r.rc == 1, r.out                 # the second stream did not fit whole
@@ -246,6 +250,78 @@ def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_p
             # Longer than the ring: 4 pages hold at most 4 * 4096 / 12 events.
             assert count >= 4 * pages * 4096 // 12
             assert got[0] == (count, 0), got     # the draining CPU keeps up with itself
+
+
+def one_stream(r, count):
+    """A run=record of one stream: the writers' own counts {cpu: {stored, ...}}, each
+    count events stored and none dropped, and the stream's `record: saved` fields."""
+    runs = {}
+    for l in r.all(r"^record: cpu=\d+ stored="):
+        f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", l)}
+        assert f["stored"] == count and f["dropped"] == 0, l
+        runs[f["cpu"]] = f
+    return runs, dict(re.findall(r"(\w+)=(\d+)", r.all(r"^record: saved dump_id=")[0]))
+
+
+def test_record_streams_packed(qemu, decoder, tools, tmp_path):
+    """trace.record=usb in PACK frames (the default): a stream 4x the ring's size, every
+    sequence number present or counted lost, the events the kernel says it saved."""
+    img = tmp_path / "stick.img"
+    part = make_stick(img, 1)
+    count, pages = 45000, 4
+    r = qemu(f"run=record trace.record=usb trace.pages={pages} "
+             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
+             smp=2, timeout=240, opts=["--usb-image", str(img)])
+    assert r.rc == 0, r.out
+    runs, end = one_stream(r, count)
+    trace_bin = take_out(img, part, tmp_path)
+    (tmp_path / "f").mkdir()
+    text, n, events = decode(decoder, trace_bin, 1, tmp_path / "f", complete=True)
+    assert n == 1 and events == int(end["events"])
+    got = record_check(text, runs, True)
+    assert sum(l for _, l in got.values()) == int(end["lost"])
+    assert count >= 4 * pages * 4096 // 12
+    assert got[0] == (count, 0), got
+    assert int(end["bytes"]) * 2 < events * 12      # packed: under half the plain records
+
+
+def test_record_streams_over_serial(qemu, decoder, tmp_path):
+    """trace.record=serial: the same recorder, its frames over the console while the
+    writers go on (no stick): a stream 4x the ring's size decodes as one complete dump,
+    every sequence number present or counted lost, nothing else inside the dump."""
+    cap = tmp_path / "serial.bin"
+    count, pages = 45000, 4
+    r = qemu(f"run=record trace.record=serial trace.pages={pages} "
+             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
+             smp=2, timeout=240, serial=cap)
+    assert r.rc == 0, r.out
+    assert r.has(r"^record: serial stream dump_id=\d+$"), r.out
+    runs, end = one_stream(r, count)
+    (tmp_path / "f").mkdir()
+    text, n, events = decode(decoder, cap, 1, tmp_path / "f", complete=True)
+    assert n == 1 and events == int(end["events"])
+    got = record_check(text, runs, True)
+    assert sum(l for _, l in got.values()) == int(end["lost"])
+    assert sum(s + l for s, l in got.values()) == 2 * count
+    assert count >= 4 * pages * 4096 // 12
+    assert got[0] == (count, 0), got
+    p = subprocess.run([decoder, cap], capture_output=True, text=True)
+    assert f"bytes={end['bytes']}:" in p.stderr, p.stderr   # the kernel's count, as sent
+
+
+def test_demo_streams_over_serial(qemu, decoder, tmp_path):
+    """run=demo with trace.record=serial: 4 CPUs' events and their lines (the demo's
+    own before the stream opens) leave the stream one complete dump, no damage."""
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=demo trace.record=serial demo.ms=200 dump=none exit", smp=4, timeout=240,
+             serial=cap)
+    assert r.rc == 0, r.out
+    end = dict(re.findall(r"(\w+)=(\d+)", r.all(r"^record: saved dump_id=")[0]))
+    p = subprocess.run([decoder, cap], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "damage" not in p.stderr and "complete (verified by END)" in p.stderr, p.stderr
+    assert f"bytes={end['bytes']}:" in p.stderr and f" {end['events']} events" in p.stderr
+    assert int(end["events"]) > 10000
 
 
 def keys(text):

@@ -14,7 +14,8 @@
  * tests/host/events_extra.h), --extra also records events of every field
  * kind that the decoder is not built with.
  *
- * --plain leaves out the unknown and malformed events; --skew adds NS
+ * --plain leaves out the unknown and malformed events; --no-pack writes
+ * plain frames instead of PACK frames; --skew adds NS
  * (may be negative) to CPU 1's clock offset, e.g. to get negative times,
  * and as many cycles at its frequency to its measured skew, so that the
  * offset stays explained and the clock valid.
@@ -192,8 +193,8 @@ int main(int argc, char **argv)
 		return seeds(argv[2]);
 	if (argc < 3) {
 		fprintf(stderr, "usage: mkcapture CAPTURE TEXT [--seed N] [--cpus N] "
-				"[--events N] [--page-size N] [--pages N] [--plain] [--skew NS]\n"
-				"                [--clock CPU:EDIT[,EDIT...]]...\n"
+				"[--events N] [--page-size N] [--pages N] [--plain] [--no-pack]\n"
+				"                [--skew NS] [--clock CPU:EDIT[,EDIT...]]...\n"
 				"       mkcapture --seeds DIR\n");
 		return 2;
 	}
@@ -202,6 +203,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--plain")) {
 			cfg.odd_events = false;
+			continue;
+		}
+		if (!strcmp(argv[i], "--no-pack")) {
+			cfg.plain = true;	/* plain frames, as before PACK */
 			continue;
 		}
 		if (!strcmp(argv[i], "--no-events-frames")) {

@@ -194,7 +194,7 @@ def test_damaged_capture(tmp_path):
     (tmp_path / "flip.bin").write_bytes(flip)
     r = decode(tmp_path / "flip.bin")
     assert r.returncode == 1
-    assert re.search(rb"damage: frame seq \d+ \(PAGE\) at byte offset \d+: bad CRC", r.stderr)
+    assert re.search(rb"damage: frame seq \d+ \((PAGE|PACK)\) at byte offset \d+: bad CRC", r.stderr)
     assert re.search(rb"damage: missing frames seq (\d+)\.\.\1\n", r.stderr)
 
     # Text and garbage between two frames.

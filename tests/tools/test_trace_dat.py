@@ -301,7 +301,7 @@ def test_malformed_pages_are_events(tmp_path):
     """A page whose records stop making sense (a CRC-valid PAGE frame with
     a bad record, made by rewriting one and fixing the CRC) shows as
     baretrace:malformed_page where the text prints its MALFORMED line."""
-    cap, _ = make_capture(tmp_path, "--events", 2000, "--seed", 2)
+    cap, _ = make_capture(tmp_path, "--events", 2000, "--seed", 2, "--no-pack")
     data = bytearray(cap.read_bytes())
     pos, done = 0, 0
     while done < 2:
