@@ -469,7 +469,7 @@ test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode $(BUILD)/tools/ba
 	  $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu \
 	  $(PYTEST_ARGS); rc=$$?; \
 	 [ ! -s $(BUILD)/qemu-boots.log ] || \
-	  echo "qemu boots: $$($(PYTHON) tests/qemu/boot_times.py $(BUILD)/qemu-boots.log 0 | head -1)"; \
+	  echo "qemu boots: $$($(PYTHON) tests/qemu/boot_times.py $(BUILD)/qemu-boots.log -1)"; \
 	 exit $$rc
 .PHONY: test-qemu-times
 test-qemu-times:

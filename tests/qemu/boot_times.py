@@ -5,7 +5,8 @@ the longest boots. The figures for conftest.FILE_COST.
 
 A boot's hold ends at the next line of its worker (its end, or the worker's
 next boot): a shell session that ended earlier is counted until then.
-Usage: boot_times.py LOG [N]  (N: how many of the longest boots to list)
+Usage: boot_times.py LOG [N]  (N: how many of the longest boots to list;
+-1: the totals line only)
 """
 import collections
 import sys
@@ -35,6 +36,8 @@ def main():
     sh = sum(r[0] for r in rows if not r[1])
     print(f"boots={len(rows)} exclusive_s={ex:.0f} shared_s={sh:.0f} "
           f"waited_s={sum(r[2] for r in rows):.0f} best_wall_s={ex + sh / 2:.0f}")
+    if n < 0:
+        return          # the totals only
     per = collections.defaultdict(lambda: [0.0, 0.0, 0])
     for d, e, _, test in rows:
         f = per[test.split("::")[0].rsplit("/", 1)[-1]]
