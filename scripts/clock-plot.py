@@ -27,8 +27,10 @@ disputed). The right panel puts each CPU's skew against CPU 0 in cycles
 (inject.tsc_skew=, the expected skew) and what the clock watchdog measured
 again later. --truth-hz draws the true TSC rate (1 GHz under icount).
 
---boot boots once (plain TCG, 4 CPUs, a skew injected; run-qemu.sh options
-after `--`, e.g. `-- --icount`) and keeps the log in build/clock-plot/.
+--boot boots once (plain TCG, 4 CPUs, skews injected: CPU 2 3000 cycles
+ahead, the other APs 1500 behind; a 1 s demo with the watchdog checking
+every 100 ms; run-qemu.sh options after `--`, e.g. `-- --icount`) and
+keeps the log in build/clock-plot/boot.log.
 PNG defaults to build/clock-plot/clock.png. The parsed figures are printed
 as `clock-plot:` lines. gnuplot draws the picture; without it the figures
 are still printed.
@@ -41,11 +43,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "clock-plot"
-BOOT_CMDLINE = ("run=demo exit demo.ms=300 dump=none inject.tsc_skew_cpu=2 "
+BOOT_CMDLINE = ("run=demo exit demo.ms=1000 clock.watchdog_ms=100 dump=none inject.tsc_skew_cpu=2 "
                 "inject.tsc_skew=3000 inject.tsc_skew_others=-1500")
 
-# A console line is "[sssss.uuuuuu] text"; a capture may hold frame bytes
-# before the stamp on the same line, so the stamp is searched, not matched.
+# A console line is "[sssss.uuuuuu] text" (the shell's `clock` lines have no
+# stamp); a capture may hold frame bytes before the stamp on the same line,
+# so the stamp is searched, not matched.
 STAMP = re.compile(r"\[\s*\d+\.\d{6}\] (.*)$")
 REF = re.compile(r"^tsc: ref=(\w+) freq_hz=(\d+) err_ppm=([\d.]+) tol_ppm=([\d.]+) "
                  r"rounds=(\d+)( \(not used\))?$")
@@ -56,6 +59,7 @@ WARN = re.compile(r"^smp: cpu=(\d+) WARNING: ")
 AGAIN = re.compile(r"^clock: watchdog: cpu=(\d+) skew_checks=(\d+) missed=\d+ "
                    r"tsc_skew_cycles=(-?\d+) uncertainty_cycles=(-?\d+) ")
 DISPUTED = re.compile(r"^tsc: vote disputed .* used=(\S+) left_out=(\S+)")
+MISSING = re.compile(r"^tsc: ref=(\w+) (failed|absent|gives an impossible)\b")
 CMDLINE = re.compile(r'^boot: cmdline="(.*)"$')
 
 
@@ -63,9 +67,9 @@ def console_lines(data):
     """The kernel's lines (stamp removed) in a log or capture's bytes."""
     out = []
     for raw in data.split(b"\n"):
-        m = STAMP.search(raw.decode("latin-1").rstrip("\r"))
-        if m:
-            out.append(m.group(1))
+        line = raw.decode("latin-1").rstrip("\r")
+        m = STAMP.search(line)
+        out.append(m.group(1) if m else line)   # the shell's `clock` prints no stamp
     return out
 
 
@@ -87,7 +91,8 @@ def injected_skews(cmdline):
 
 def parse(data):
     """The clock figures of the last boot in a log's bytes: a dict with
-    refs [{name, hz, err_ppm, tol_ppm, rounds, used}], used {ref, hz,
+    refs [{name, hz, err_ppm, tol_ppm, rounds, used}], missing {name: failed|absent|
+    impossible} (references without a figure), used {ref, hz,
     err_ppm, tol_ppm} or None, disputed (used, left_out) or None, cpus
     [{cpu, apic_id, skew, unc, warps, trusted, injected, again}], cmdline."""
     st = None
@@ -95,10 +100,12 @@ def parse(data):
         m = CMDLINE.match(line)
         if m or st is None:         # a new boot starts everything again
             st = {"cmdline": m.group(1) if m else "", "refs": [], "used": None,
-                  "disputed": None, "cpus": {}, "warned": set(), "again": {}}
+                  "disputed": None, "cpus": {}, "warned": set(), "again": {},
+                  "missing": {}}
         if m:
             continue
         if m := REF.match(line):
+            st["missing"].pop(m.group(1), None)
             st["refs"] = [r for r in st["refs"] if r["name"] != m.group(1)]
             st["refs"].append({"name": m.group(1), "hz": int(m.group(2)),
                                "err_ppm": float(m.group(3)), "tol_ppm": float(m.group(4)),
@@ -112,13 +119,17 @@ def parse(data):
             st["cpus"][int(m.group(1))] = {
                 "cpu": int(m.group(1)), "apic_id": int(m.group(2)), "skew": int(m.group(3)),
                 "unc": int(m.group(4)), "warps": int(m.group(5))}
+        elif m := MISSING.match(line):
+            st["missing"][m.group(1)] = "impossible" if m.group(2).startswith("gives") \
+                else m.group(2)
         elif m := WARN.match(line):
             st["warned"].add(int(m.group(1)))
-        elif m := AGAIN.match(line):    # the shell's summary: the last re-measure
+        elif (m := AGAIN.match(line)) and int(m.group(2)):
+            # the shell's summary: the last re-measure (none: skew_checks=0)
             st["again"][int(m.group(1))] = (int(m.group(3)), int(m.group(4)))
     if st is None:
         st = {"cmdline": "", "refs": [], "used": None, "disputed": None, "cpus": {},
-              "warned": set(), "again": {}}
+              "warned": set(), "again": {}, "missing": {}}
     inj = injected_skews(st["cmdline"])
     cpus = []
     for n in sorted(st["cpus"]):
@@ -128,7 +139,7 @@ def parse(data):
         c["again"] = st["again"].get(n)
         cpus.append(c)
     return {"cmdline": st["cmdline"], "refs": st["refs"], "used": st["used"],
-            "disputed": st["disputed"], "cpus": cpus}
+            "disputed": st["disputed"], "cpus": cpus, "missing": st["missing"]}
 
 
 def ppm_from(hz, base):
@@ -147,6 +158,8 @@ def report(fig):
         out.append(f"clock-plot: ref={r['name']} freq_hz={r['hz']} ppm_from_used={d} "
                    f"err_ppm={r['err_ppm']:.3f} tol_ppm={r['tol_ppm']:.3f} "
                    f"used={'yes' if r['used'] else 'no'}")
+    for name, why in fig["missing"].items():
+        out.append(f"clock-plot: ref={name} {why}")
     for c in fig["cpus"]:
         inj = "na" if c["injected"] is None else c["injected"]
         again = "na" if c["again"] is None else "%d+-%d" % c["again"]
@@ -154,6 +167,32 @@ def report(fig):
                    f"uncertainty_cycles={c['unc']} injected={inj} "
                    f"trusted={'yes' if c['trusted'] else 'no'} again={again}")
     return out
+
+
+def lim_calib(refs, base, err_used, truth_hz=None):
+    """Half the left panel's height, in ppm."""
+    dots = [abs(ppm_from(r["hz"], base)) for r in refs if r["used"]]
+    if truth_hz:
+        dots.append(abs(ppm_from(truth_hz, base)))
+    k = max(dots + [err_used])
+    bars = [abs(ppm_from(r["hz"], base)) + r["err_ppm"] for r in refs if r["used"]]
+    lim = max([b for b in bars if b <= 20 * k] + [k])
+    return lim * 1.3 if lim > 0 else 1.0
+
+
+def lim_skews(cpus):
+    """The right panel's cycle range: every bar and mark, with room above
+    for nothing to hide behind the frame."""
+    ys = [0]
+    for c in cpus:
+        ys += [c["skew"] - c["unc"], c["skew"] + c["unc"]]
+        if c["injected"] is not None:
+            ys.append(c["injected"])
+        if c["again"]:
+            ys += [c["again"][0] - c["again"][1], c["again"][0] + c["again"][1]]
+    lo, hi = min(ys), max(ys)
+    pad = (hi - lo) * 0.12 or 1
+    return lo - pad, hi + pad
 
 
 def ref_label(r, base):
@@ -184,20 +223,20 @@ def plot_script(fig, png, dat, truth_hz=None):
             again = c["again"] or ("NaN", "NaN")
             colour = "0x3366aa" if c["trusted"] else "0xcc3311"
             f.write(f"{c['cpu']} {c['skew']} {c['unc']} {inj} {again[0]} {again[1]} {colour}\n")
-    # The left panel zooms to the measurements (err): a tolerance of 100 or
-    # 500 ppm would flatten bounds of a few ppm into the axis. The thin
-    # err + tol bars run off the frame then, and the labels give both.
-    # A reference left out may be off by a factor (a misreported HPET
-    # period): its figure is in its label, and the frame stays on the rest.
-    lim = max([abs(ppm_from(r["hz"], base)) + r["err_ppm"] for r in refs if r["used"]]
-              + [u["err_ppm"]])
-    if truth_hz:
-        lim = max(lim, abs(ppm_from(truth_hz, base)))
-    lim = lim * 1.4 if lim > 0 else 1.0
+    # The left panel zooms to the figures: every used reference's dot and
+    # the used figure's band, and each bar that is not far wider than
+    # those (20 times). A wider err (a PM timer bounded to 6% under a
+    # loaded host), a tolerance of 100 or 500 ppm, a reference left out
+    # (a misreported HPET period: a factor off) run off the frame; the
+    # tick labels give their figures.
+    lim = lim_calib(refs, base, u["err_ppm"], truth_hz)
     title = f"TSC calibration: {len(refs)} references against the figure used"
-    sub = f"used: ref={u['ref']}, {base} Hz, err {u['err_ppm']:g} ppm, tol {u['tol_ppm']:g} ppm"
+    sub = [f"used: ref={u['ref']}, {base} Hz, err {u['err_ppm']:g} ppm, tol {u['tol_ppm']:g} ppm"]
     if fig["disputed"]:
-        sub += f" (vote disputed: {fig['disputed'][1]} left out)"
+        sub.append(f"vote disputed: {fig['disputed'][1]} left out, err covers it")
+    if fig["missing"]:
+        sub.append("no figure: " + ", ".join(f"{n} ({w})" for n, w in fig["missing"].items()))
+    sub = "\\n".join("{/*0.85 " + x + "}" for x in sub)
     truth = ""
     if truth_hz:
         truth = (f", {ppm_from(truth_hz, base):.6f} with lines dt 2 lw 2 lc rgb '#228833' "
@@ -205,6 +244,7 @@ def plot_script(fig, png, dat, truth_hz=None):
     xtics = ", ".join(f"{ref_label(r, base)} {i}" for i, r in enumerate(refs))
     cpus = fig["cpus"]
     ns = 1e9 / base
+    ylo, yhi = lim_skews(cpus)
     inject = any(c["injected"] is not None for c in cpus)
     again = any(c["again"] for c in cpus)
     skew_plot = [f"'{dat}' index 1 using 1:2:($2-$3):($2+$3):7 with yerrorbars lw 2.5 pt 7 "
@@ -220,7 +260,7 @@ set terminal pngcairo size 1100,700 font ',11'
 set encoding utf8
 set output '{png}'
 set multiplot layout 1,2 title 'Clocks of one boot (red: not used / not trusted)'
-set title "{title}\\n{{/*0.85 {sub}}}"
+set title "{title}\\n{sub}"
 set ylabel 'ppm from the figure used (labels: ppm)'
 set xrange [-0.6:{len(refs) - 0.4}]
 set yrange [{-lim}:{lim}]
@@ -238,9 +278,8 @@ set ylabel 'TSC cycles'
 set y2label 'ns'
 set xlabel 'CPU'
 set xrange [-0.6:{max([c['cpu'] for c in cpus] + [0]) + 0.6}]
-set autoscale y
-set offsets 0, 0, graph 0.12, graph 0.22
-set link y2 via y*{ns!r} inverse y/{ns!r}
+set yrange [{ylo}:{yhi}]
+set y2range [{ylo * ns!r}:{yhi * ns!r}]
 set xtics 1 format '%g' font ',11'
 set ytics nomirror
 set y2tics
