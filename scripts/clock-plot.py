@@ -291,15 +291,18 @@ unset multiplot
 """
 
 
-def plot(fig, png, truth_hz=None):
-    """Draw the picture; returns a line saying what was done."""
+def plot(fig, png, truth_hz=None, dat=None):
+    """Draw the picture; returns a line saying what was done. Its data go
+    to dat (default build/clock-plot/<png's stem>.dat: never beside a
+    picture drawn into docs/)."""
     if not fig["used"] or not fig["used"]["hz"] or not fig["refs"] or not fig["cpus"]:
         return "clock-plot: no picture: the log lacks the tsc: or smp: lines"
     if not shutil.which("gnuplot"):
         return "clock-plot: no picture: gnuplot not found (apt-get install gnuplot-nox)"
     png = Path(png)
     png.parent.mkdir(parents=True, exist_ok=True)
-    dat = png.with_suffix(".dat")
+    dat = Path(dat) if dat else OUT / (png.stem + ".dat")
+    dat.parent.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(["gnuplot"], input=plot_script(fig, png, dat, truth_hz), text=True,
                        capture_output=True, timeout=60)
     if r.returncode:

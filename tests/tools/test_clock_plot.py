@@ -105,6 +105,6 @@ def test_picture(tmp_path):
     assert len(blocks[1].strip().splitlines()) == len(fig["cpus"]) + 1
     if not shutil.which("gnuplot"):
         return      # the script says so; make bench-kernel installs gnuplot-nox
-    msg = cp.plot(fig, tmp_path / "clock.png", 10**9)
+    msg = cp.plot(fig, tmp_path / "clock.png", 10**9, tmp_path / "clock.dat")
     assert msg.startswith("clock-plot: wrote"), msg
     assert (tmp_path / "clock.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
