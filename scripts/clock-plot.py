@@ -268,12 +268,16 @@ set xtics ({xtics}) font ',9'
 set grid ytics
 set bmargin 12
 set key at graph 0.5, graph -0.25 center top vertical maxcols 1 font ',10' samplen 3
-set object 1 rect from graph 0, first {-u['err_ppm']} to graph 1, first {u['err_ppm']} fc rgb '#dde6f2' fs solid noborder behind
+set object 1 rect from graph 0, first {-u['err_ppm']} to graph 1, first {u['err_ppm']} \\
+    fc rgb '#dde6f2' fs solid noborder behind
 plot 0 with lines lc rgb '#3366aa' lw 1 title 'the figure used, ± its err (band)', \\
-     '{dat}' index 0 using 1:2:($2-$3-$4):($2+$3+$4) with yerrorbars lw 1 pt 0 lc rgb '#999999' title '± (err + tol): thin, may leave the frame', \\
-     '{dat}' index 0 using 1:2:($2-$3):($2+$3):5 with yerrorbars lw 3 pt 7 ps 1.3 lc rgb variable title 'each reference: figure ± err'{truth}
+     '{dat}' index 0 using 1:2:($2-$3-$4):($2+$3+$4) with yerrorbars lw 1 pt 0 \\
+        lc rgb '#999999' title '± (err + tol): thin, may leave the frame', \\
+     '{dat}' index 0 using 1:2:($2-$3):($2+$3):5 with yerrorbars lw 3 pt 7 ps 1.3 \\
+        lc rgb variable title 'each reference: figure ± err'{truth}
 unset object 1
-set title "TSC skew of each CPU against CPU 0\\n{{/*0.85 cycles on the left, ns at the figure used on the right}}"
+set title "TSC skew of each CPU against CPU 0\\n\\
+{{/*0.85 cycles on the left, ns at the figure used on the right}}"
 set ylabel 'TSC cycles'
 set y2label 'ns'
 set xlabel 'CPU'
