@@ -410,7 +410,7 @@ static void summary(const struct dump_result *r, int rc)
 		"bytes=%zu: %u CPUs, %u pages, %llu events, %llu lost, untrusted clocks: %u "
 		"(invalid: %u); %s\n",
 		r->index + 1, r->nr_dumps, r->dump_id, r->start_off, r->end_off ? r->end_off - 1 : 0,
-		r->end_off - r->start_off,
+		r->end_off - r->start_off - r->console_bytes,
 		r->nr_cpus, r->pages, (unsigned long long)r->events, (unsigned long long)lost,
 		untrusted, r->bad_clocks, rc == DUMP_READ_OK ? "complete (verified by END)" :
 		"DAMAGED (see above)");

@@ -268,8 +268,10 @@ static void flush_gap(struct proc *P)
 	if (P->outside)
 		return;
 	if (console_text(P->cap + P->gap_off, P->gap_end - P->gap_off)) {
-		if (P->fill)
+		if (P->fill) {
+			P->r->console_bytes += P->gap_end - P->gap_off;
 			put_console(P);
+		}
 		return;
 	}
 	if (P->any)

@@ -71,6 +71,7 @@ struct dump_result {
 	uint64_t events;		/* data records on them */
 	uint32_t problems;		/* lines reported */
 	uint32_t console_lines;		/* lines of console text between its frames */
+	size_t console_bytes;		/* their bytes, line ends included */
 	uint32_t bad_clocks;		/* CPUs whose CLOCK is INVALID (not counted
 					 * as problems: the frames are intact) */
 	size_t start_off;		/* byte range of the dump in the capture */

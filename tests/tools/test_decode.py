@@ -696,8 +696,9 @@ CONSOLE = [b"[    1.234567] demo: cpu=1 says hello\r\n",
 def test_console_text_between_frames(tmp_path):
     """A stream's capture (trace.record=serial) with console lines between its frames,
     as the kernel's console lock lets them out: exit 0, the same text, each line on
-    stderr as console text with its byte offset, no damage. Kills: every gap inside a
-    dump taken as damage (the reader before streams), lines lost or misplaced."""
+    stderr as console text with its byte offset, no damage, the dump's bytes= its
+    frames' alone. Kills: every gap inside a dump taken as damage (the reader before
+    streams), lines lost or misplaced, the text counted in bytes=."""
     cap, want = make_capture(tmp_path, "--events", 3000)
     data = cap.read_bytes()
     offs, end = frame_offsets(data)
@@ -720,6 +721,9 @@ def test_console_text_between_frames(tmp_path):
         shift += len(at[off])
     assert [l for l in err.splitlines() if "console text at" in l] == lines, err
     assert "console: 4 lines of console text between the dump's frames" in err, err
+    # The dump's own bytes (the kernel's bytes=), console text inside not counted.
+    own = re.search(r" bytes=(\d+):", decode(cap).stderr.decode())[1]
+    assert f" bytes={own}:" in err, err
     assert decode(text, "--quiet").stderr == b""
 
 
