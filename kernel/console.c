@@ -25,11 +25,35 @@ static long long (*clock_now_ns)(void);
 static char log_buf[LOG_SIZE];	/* first LOG_SIZE bytes of output */
 static size_t log_len;		/* bytes held in log_buf */
 
+/*
+ * A binary stream (trace.record=serial) holds the lock for each frame,
+ * one frame after another, while other CPUs' printk waits.  The lock is
+ * test-and-set, not fair: the streaming CPU re-takes it a few hundred
+ * instructions after releasing it and could win every race, leaving a
+ * line waiting for the whole stream.  So a line that waits says so
+ * (console_waiters), and console_hold() lets such lines go first, for at
+ * most CONSOLE_YIELD_NS.  Bounds, at b bytes a second on the line:
+ *   - a printk waits for the frame being sent (a PACK page frame is
+ *     under 1.3 KB at 4 KiB pages: 0.11 s at 115,200 baud; a plain one
+ *     4.1 KB, 0.36 s) and for the lines ahead of it, not for the stream;
+ *   - a frame waits at most CONSOLE_YIELD_NS for lines (the time of a
+ *     512-byte line, printk's longest, at 115,200 baud), so a CPU that
+ *     prints without pause slows a stream but cannot stop it.
+ */
+#define CONSOLE_YIELD_NS	50000000ll
+
+static uint32_t console_waiters;	/* printk callers waiting for the lock */
+
 static uint64_t lock(void)
 {
+	uint64_t flags;
+
 	if (READ_ONCE(panic_mode))
 		return 0;
-	return spin_lock_irqsave(&console_lock);
+	__atomic_fetch_add(&console_waiters, 1, __ATOMIC_RELAXED);	/* a hint only */
+	flags = spin_lock_irqsave(&console_lock);
+	__atomic_fetch_sub(&console_waiters, 1, __ATOMIC_RELAXED);
+	return flags;
 }
 
 static void unlock(uint64_t flags)
@@ -113,7 +137,15 @@ void console_write_raw(const char *s, size_t n)
 
 uint64_t console_hold(void)
 {
-	return lock();
+	long long t0 = clock_now_ns ? clock_now_ns() : -1;
+
+	/* Lines waiting go first, within the bound (see console_waiters). */
+	while (t0 >= 0 && __atomic_load_n(&console_waiters, __ATOMIC_RELAXED) &&
+	       clock_now_ns() - t0 < CONSOLE_YIELD_NS)
+		cpu_relax();
+	if (READ_ONCE(panic_mode))
+		return 0;
+	return spin_lock_irqsave(&console_lock);	/* not counted: not a line */
 }
 
 void console_release(uint64_t flags)

@@ -84,6 +84,9 @@ static const char usage[] =
 	"Damage (bad CRCs, missing or repeated frames, truncation, bytes that are no\n"
 	"frame inside the dump, no END frame) is reported on stderr, one line each,\n"
 	"with byte offsets into the capture; everything that checks out is decoded.\n"
+	"Lines of console text between two good frames of a dump (what other CPUs\n"
+	"printed during a trace.record=serial stream) are not damage: each is shown\n"
+	"on stderr as 'console text at byte offset N: <line>' (not with --quiet).\n"
 	"\n"
 	"The text's header says, per pair of CPUs, within how many ns their\n"
 	"events' order is not decided ('# order:'), when a CPU's clock stopped\n"
@@ -288,6 +291,15 @@ static void report_line(void *ctx, const char *line)
 	fprintf(stderr, "baretrace-decode: damage: %s\n", line);
 }
 
+/* Console text between the dump's frames (a stream's): passed through, said to be text. */
+static void console_line(void *ctx, size_t off, const char *line, size_t len)
+{
+	if (*(const bool *)ctx)
+		return;
+	fprintf(stderr, "baretrace-decode: console text at byte offset %zu: %.*s\n", off,
+		(int)len, line);
+}
+
 static void file_write(void *ctx, const void *buf, size_t len)
 {
 	fwrite(buf, 1, len, ctx);
@@ -398,7 +410,7 @@ static void summary(const struct dump_result *r, int rc)
 		"bytes=%zu: %u CPUs, %u pages, %llu events, %llu lost, untrusted clocks: %u "
 		"(invalid: %u); %s\n",
 		r->index + 1, r->nr_dumps, r->dump_id, r->start_off, r->end_off ? r->end_off - 1 : 0,
-		r->end_off - r->start_off,
+		r->end_off - r->start_off - r->console_bytes,
 		r->nr_cpus, r->pages, (unsigned long long)r->events, (unsigned long long)lost,
 		untrusted, r->bad_clocks, rc == DUMP_READ_OK ? "complete (verified by END)" :
 		"DAMAGED (see above)");
@@ -406,7 +418,7 @@ static void summary(const struct dump_result *r, int rc)
 
 int main(int argc, char **argv)
 {
-	struct dump_read_opts ro = { .report = report_line };
+	struct dump_read_opts ro = { .report = report_line, .console = console_line };
 	struct trace_text_summary sum = { 0 };
 	bool texted = false;
 	struct dump_result r;
@@ -423,6 +435,7 @@ int main(int argc, char **argv)
 	if (!cap)
 		return EXIT_USAGE;
 	ro.which = a.dump;
+	ro.report_ctx = &a.quiet;
 	rc = dump_read(cap, len, &ro, NULL, 0, &r);
 	if (rc == DUMP_READ_NOTHING) {
 		fprintf(stderr, "baretrace-decode: %s: no trace dump frame found (%zu bytes "
@@ -474,6 +487,10 @@ int main(int argc, char **argv)
 		status = EXIT_USAGE;
 	if (!a.quiet)
 		summary(&r, rc);
+	if (!a.quiet && r.console_lines)
+		fprintf(stderr, "baretrace-decode: console: %u lines of console text between the "
+			"dump's frames (the lines above: what the console printed, no fault)\n",
+			r.console_lines);
 	if (!a.quiet && texted)
 		fprintf(stderr, "baretrace-decode: order: %llu adjacent pairs of events of two "
 			"CPUs lie within their skew bounds: their order is not decided\n",

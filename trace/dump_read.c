@@ -22,8 +22,14 @@
  *            accepted so that the text formatter only sees sane headers.
  *
  * Damage is described once, where it is found, with byte offsets into the
- * capture.  A gap inside a dump is damage (the kernel writes a dump's
- * frames back to back); text before and after a dump is not.
+ * capture.  A gap inside a dump is damage (a snapshot's frames go out back
+ * to back), except console text between two frames: whole lines of
+ * printable ASCII from one frame's last byte to the next frame's magic.
+ * A stream (trace.record=serial) holds the console for each frame, so
+ * lines other CPUs print come out there; they go to the caller as text.
+ * Text inside a frame still breaks its CRC, and a frame lost whole still
+ * leaves its seq missing: console text hides no damage.
+ * Text before and after a dump is not damage either.
  *
  * Nothing here trusts the capture: every length is checked against what
  * is left before it is used, counts are saturated, and payloads are
@@ -212,6 +218,48 @@ static void flush_bad(struct proc *P, bool at_end)
 	}
 }
 
+/*
+ * Is b[0 .. n) console text: lines of printable ASCII (tab, CR too), the
+ * last one ended by its newline?  Frame bytes (PACK coding, CRCs, stamps)
+ * almost never are, over more than a few bytes.
+ */
+static bool console_text(const uint8_t *b, size_t n)
+{
+	if (!n || b[n - 1] != '\n')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((b[i] < 0x20 || b[i] > 0x7e) && b[i] != '\t' && b[i] != '\r' && b[i] != '\n')
+			return false;
+	return true;
+}
+
+/* Hand the pending gap's lines, without their line ends, to the caller. */
+static void put_console(struct proc *P)
+{
+	const uint8_t *b = P->cap;
+	size_t i = P->gap_off, start = i, stop;
+
+	for (; i < P->gap_end; i++) {
+		if (b[i] != '\n')
+			continue;
+		for (stop = i; stop > start && b[stop - 1] == '\r'; stop--)
+			;
+		if (stop > start) {
+			P->r->console_lines++;
+			if (P->o->console)
+				P->o->console(P->o->report_ctx, start, (const char *)b + start,
+					      stop - start);
+		}
+		start = i + 1;
+	}
+}
+
+/*
+ * The pending gap, now that an item of the dump follows it: console text
+ * if it is text, else damage.  A gap lies between two frames, good or not
+ * (bytes after a bad frame are its own): one that follows a bad frame or
+ * precedes one is reported by that frame.
+ */
 static void flush_gap(struct proc *P)
 {
 	if (!P->gap_pending)
@@ -219,6 +267,13 @@ static void flush_gap(struct proc *P)
 	P->gap_pending = false;
 	if (P->outside)
 		return;
+	if (console_text(P->cap + P->gap_off, P->gap_end - P->gap_off)) {
+		if (P->fill) {
+			P->r->console_bytes += P->gap_end - P->gap_off;
+			put_console(P);
+		}
+		return;
+	}
 	if (P->any)
 		report(P, "%llu bytes of non-frame data inside the dump at byte offsets "
 		       "%llu..%llu (after frame seq %u)", ull(P->gap_end - P->gap_off),

@@ -28,6 +28,8 @@ void console_write_raw(const char *s, size_t n);
 /*
  * Hold the console lock across many raw writes (a binary dump), so no
  * other CPU's printk lands inside a frame; interrupts are off meanwhile.
+ * Lines already waiting for the lock go first (for a bounded time), so
+ * that a stream held frame by frame lets them out between its frames.
  */
 uint64_t console_hold(void);
 void console_write_raw_held(const char *s, size_t n);

@@ -70,6 +70,8 @@ struct dump_result {
 	uint32_t pages;			/* pages accepted */
 	uint64_t events;		/* data records on them */
 	uint32_t problems;		/* lines reported */
+	uint32_t console_lines;		/* lines of console text between its frames */
+	size_t console_bytes;		/* their bytes, line ends included */
 	uint32_t bad_clocks;		/* CPUs whose CLOCK is INVALID (not counted
 					 * as problems: the frames are intact) */
 	size_t start_off;		/* byte range of the dump in the capture */
@@ -101,7 +103,13 @@ static inline const struct dump_calib *dump_calib(const struct dump_result *r)
 struct dump_read_opts {
 	int32_t which;				/* dump to decode: 0, 1, ...; -1 the last */
 	void (*report)(void *ctx, const char *line); /* problems, one line each; may be NULL */
-	void *report_ctx;			/* its argument */
+	void *report_ctx;			/* its argument, and console's */
+	/*
+	 * Console text between two good frames of the dump (a line another CPU
+	 * printed while a stream was open: trace.record=serial), not damage:
+	 * each line without its line end, with its byte offset.  May be NULL.
+	 */
+	void (*console)(void *ctx, size_t off, const char *line, size_t len);
 };
 
 enum {

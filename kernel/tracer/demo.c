@@ -37,6 +37,19 @@ CMDLINE_OPTION(inject_ring_stop, .name = "inject.ring_stop", .type = OPT_INT,
 	       .help = "test facility: stop CPU n's ring buffer halfway through run=demo, "
 		       "as a failed integrity check would; -1 = never");
 
+/*
+ * Test facility: every CPU but the boot CPU prints a line every
+ * demo.print_ms while the demo runs, as other CPUs' printk meets a
+ * trace.record=serial stream (the console lock lets each out between two
+ * frames).  The count each printed is said after the stream.
+ */
+static uint64_t demo_print_ms;
+CMDLINE_OPTION(demo_print_ms, .name = "demo.print_ms", .type = OPT_UINT, .var = &demo_print_ms,
+	       .min = 0, .max = 60000,
+	       .help = "test facility: every CPU but the boot CPU prints a line this often (ms) "
+		       "while run=demo traces; 0 = never");
+static uint32_t printed[MAX_CPUS];		/* demo.print_ms lines, per CPU */
+
 static volatile uint32_t ipi_from[MAX_CPUS];	/* who sent the last demo IPI */
 
 static void on_demo_ipi(struct trap_frame *f)
@@ -55,6 +68,8 @@ static void demo_cpu(void *arg)
 	uint64_t end = start + (uint64_t)(uintptr_t)arg * us * 1000;
 	uint64_t next_ipi = start, next_produce = start, value = pc->cpu * 1000;
 	uint64_t stop_at = inject_ring_stop == (int64_t)pc->cpu ? start + (end - start) / 2 : ~0ull;
+	uint64_t print_every = pc->cpu ? demo_print_ms * us * 1000 : 0;
+	uint64_t next_print = start + print_every;
 	uint32_t seq = 0;
 	unsigned target = (pc->cpu + 1) % cpus_online;
 
@@ -75,6 +90,10 @@ static void demo_cpu(void *arg)
 			trace_ipi_send(target, VEC_TEST);
 			lapic_send_ipi(cpus[target]->apic_id, VEC_TEST);
 			next_ipi += DEMO_IPI_US * us;
+		}
+		if (print_every && now >= next_print) {
+			printk("demo: cpu=%u line=%u\n", pc->cpu, ++printed[pc->cpu]);
+			next_print += print_every;
 		}
 		if (pc->cpu == 0) {
 			clock_watchdog_poll(false);	/* a check if one is due */
@@ -111,6 +130,9 @@ bool demo_run(void)
 	record_end(NULL);
 	tracing_flush_all();
 	printk("demo: done; recording stopped\n");
+	for (unsigned c = 1; demo_print_ms && c < cpu_count; c++)
+		if (cpus[c] && cpus[c]->online)
+			printk("demo: cpu=%u printed=%u\n", c, printed[c]);
 	bool ok = dump_default();
 	char clock[] = "clock";
 	shell_exec(clock);	/* the clocks the dump was converted with */

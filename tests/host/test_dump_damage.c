@@ -367,6 +367,35 @@ static void test_missing_frames(void **state)
 	membuf_free(&m);
 }
 
+/*
+ * Lines of console text between two frames (another CPU's printk during a
+ * trace.record=serial stream): no damage, the same text, each line counted.
+ */
+static void test_console_text(void **state)
+{
+	static const char line[] = "[   12.000000] smp: cpu=3 printed\r\nshell> \tok\n";
+	struct membuf m = { 0 };
+	uint32_t i;
+
+	(void)state;
+	for (i = 1; i < fx.nf; i += 7) {
+		struct outcome o;
+
+		m.len = 0;
+		membuf_write(&m, fx.cap.p, fx.f[i].off);
+		membuf_write(&m, line, sizeof(line) - 1);
+		membuf_write(&m, fx.cap.p + fx.f[i].off, fx.cap.len - fx.f[i].off);
+		decode(m.p, m.len, &o);
+		assert_int_equal(o.rc, DUMP_READ_OK);
+		assert_true(o.r.complete);
+		assert_int_equal(o.r.console_lines, 2);
+		assert_int_equal(o.text.len, fx.text.len);
+		assert_memory_equal(o.text.p, fx.text.p, fx.text.len);
+		outcome_free(&o);
+	}
+	membuf_free(&m);
+}
+
 static void test_garbage_between_frames(void **state)
 {
 	static const struct {
@@ -375,7 +404,10 @@ static void test_garbage_between_frames(void **state)
 		const char *says;	/* part of the report */
 	} junk[] = {
 #define JUNK(lit, says)	{ lit, sizeof(lit) - 1, says }
-		JUNK("\r\n[   12.000000] smp: cpu=3 WARNING: printed in the middle\r\n",
+		/* Text, but no whole line (console text is: test_console_text). */
+		JUNK("\r\n[   12.000000] smp: cpu=3 WARNING: printed in the mid",
+		     "bytes of non-frame data inside the dump"),
+		JUNK("[   12.000000] smp: cpu=3 \x01 not text\r\n",
 		     "bytes of non-frame data inside the dump"),
 		JUNK("\xba", "bytes of non-frame data inside the dump"),	/* lone magic byte */
 		JUNK("\xba" "TR", "bytes of non-frame data inside the dump"),	/* three of four */
@@ -550,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_bit_flips),
 		cmocka_unit_test(test_missing_frames),
 		cmocka_unit_test(test_garbage_between_frames),
+		cmocka_unit_test(test_console_text),
 		cmocka_unit_test(test_cut_after_dump),
 		cmocka_unit_test(test_repeated_frame),
 		cmocka_unit_test(test_lying_frames),

@@ -324,6 +324,34 @@ def test_demo_streams_over_serial(qemu, decoder, tmp_path):
     assert int(end["events"]) > 10000
 
 
+def test_other_cpus_print_during_a_serial_stream(qemu, decoder, tmp_path):
+    """trace.record=serial while the other CPUs print (demo.print_ms): the console lock
+    lets each line out whole between two frames, and the decoder reads one complete dump
+    (exit 0, no damage) and shows every line as console text inside it, each CPU's lines
+    all there once, as many as the CPU counted itself. Kills: the stream's frames written
+    without the console lock (lines inside frames: bad CRCs, exit 1); console text taken
+    as damage by the decoder."""
+    cap = tmp_path / "serial.bin"
+    r = qemu("run=demo trace.record=serial demo.ms=300 demo.print_ms=20 dump=none exit",
+             smp=4, timeout=240, serial=cap)
+    assert r.rc == 0, r.out
+    end = dict(re.findall(r"(\w+)=(\d+)", r.all(r"^record: saved dump_id=")[0]))
+    printed = {int(c): int(n) for l in r.all(r"^demo: cpu=\d+ printed=\d+$")
+               for c, n in [re.findall(r"\d+", l)]}
+    assert sorted(printed) == [1, 2, 3] and min(printed.values()) >= 5, r.out
+    p = subprocess.run([decoder, cap], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "damage" not in p.stderr and "complete (verified by END)" in p.stderr, p.stderr
+    assert f"bytes={end['bytes']}:" in p.stderr and f" {end['events']} events" in p.stderr
+    a, b = map(int, re.search(r"at byte offsets (\d+)\.\.(\d+) bytes=", p.stderr).groups())
+    shown = [(int(o), int(c), int(k)) for o, c, k in re.findall(
+        r"^baretrace-decode: console text at byte offset (\d+): \[[ .\d]+\] "
+        r"demo: cpu=(\d+) line=(\d+)$", p.stderr, re.M)]
+    assert sorted((c, k) for _, c, k in shown) == sorted(
+        (c, k) for c, n in printed.items() for k in range(1, n + 1)), p.stderr
+    assert all(a < o < b for o, _, _ in shown), (a, b, shown)
+
+
 def keys(text):
     """The monitor's sendkey lines that type text on a US keyboard (letters, digits, '!')."""
     names = {" ": "spc", "\n": "ret", "\x03": "ctrl-c", "!": "shift-1"}

@@ -665,3 +665,105 @@ def test_task_pid_and_flag_columns(tmp_path):
         assert re.match(r"^\.\.[.shz][.U]$", l[f:f + 4]) and l[f + 2] == ".shz"[levels.index(m[1])], l
         n += 1
     assert n > 1000
+
+
+def frame_offsets(data):
+    """Where each frame of the first dump in data starts, walked by the headers' lengths
+    (not by searching for the magic, which a payload may hold), and where the last ends."""
+    offs, at = [], data.index(b"\xbaTR\xce")
+    while at + 16 <= len(data) and data[at:at + 4] == b"\xbaTR\xce":
+        offs.append(at)
+        at += 20 + int.from_bytes(data[at + 8:at + 12], "little")
+    return offs, at
+
+
+def insert(data, where):
+    """data with where's {offset: bytes} inserted (offsets into the original)."""
+    out, last = [], 0
+    for off in sorted(where):
+        out += [data[last:off], where[off]]
+        last = off
+    return b"".join(out + [data[last:]])
+
+
+# Lines as a stream's console carries them: printk's with "\r\n", a shell
+# reply, several lines in one gap, a line of one character.
+CONSOLE = [b"[    1.234567] demo: cpu=1 says hello\r\n",
+           b"trace: recording=on pages=4\r\n[    1.300000] clock: check cpu=1 ok\r\n",
+           b"x\n"]
+
+
+def test_console_text_between_frames(tmp_path):
+    """A stream's capture (trace.record=serial) with console lines between its frames,
+    as the kernel's console lock lets them out: exit 0, the same text, each line on
+    stderr as console text with its byte offset, no damage, the dump's bytes= its
+    frames' alone. Kills: every gap inside a dump taken as damage (the reader before
+    streams), lines lost or misplaced, the text counted in bytes=."""
+    cap, want = make_capture(tmp_path, "--events", 3000)
+    data = cap.read_bytes()
+    offs, end = frame_offsets(data)
+    assert len(offs) > 10 and data[end:end + 4] != b"\xbaTR\xce"
+    at = {offs[1]: CONSOLE[0], offs[len(offs) // 2]: CONSOLE[1], offs[-1]: CONSOLE[2]}
+    text = tmp_path / "text.bin"
+    text.write_bytes(insert(data, at))
+    r = decode(text)
+    err = r.stderr.decode()
+    assert r.returncode == 0, err
+    assert r.stdout == want
+    assert "damage" not in err and "complete (verified by END)" in err, err
+    lines, shift = [], 0
+    for off in sorted(at):
+        pos = off + shift
+        for l in at[off].split(b"\n")[:-1]:
+            shown = l.rstrip(b"\r").decode()
+            lines.append(f"baretrace-decode: console text at byte offset {pos}: {shown}")
+            pos += len(l) + 1
+        shift += len(at[off])
+    assert [l for l in err.splitlines() if "console text at" in l] == lines, err
+    assert "console: 4 lines of console text between the dump's frames" in err, err
+    # The dump's own bytes (the kernel's bytes=), console text inside not counted.
+    own = re.search(r" bytes=(\d+):", decode(cap).stderr.decode())[1]
+    assert f" bytes={own}:" in err, err
+    assert decode(text, "--quiet").stderr == b""
+
+
+def test_console_text_hides_no_damage(tmp_path):
+    """Console text next to real damage leaves the damage reported (exit 1): a frame
+    torn by a line printed inside it (what the console lock prevents), a bit flipped
+    in the frame after a line, a frame lost whole with a line where it was, a line
+    cut short (no newline) or holding a byte that is no text. Kills: gaps taken as
+    console text whatever they hold, or wherever they lie."""
+    cap, want = make_capture(tmp_path, "--events", 3000)
+    data = cap.read_bytes()
+    offs, _ = frame_offsets(data)
+    k = len(offs) // 2
+    line = CONSOLE[0]
+
+    def damaged(capture, *patterns):
+        p = tmp_path / "d.bin"
+        p.write_bytes(capture)
+        r = decode(p)
+        err = r.stderr.decode()
+        assert r.returncode == 1, err
+        assert "DAMAGED (see above)" in err, err
+        for pat in patterns:
+            assert re.search(pat, err), (pat, err)
+        return r
+
+    # Torn: the line inside frame k's bytes (past its header).
+    damaged(insert(data, {offs[k] + 30: line}), rf"damage: frame seq {k} \(\w+\) at byte "
+            rf"offset {offs[k]}: bad CRC", rf"damage: missing frames seq {k}\.\.{k}\n")
+    # A bit flipped in the frame right after a line.
+    flip = bytearray(insert(data, {offs[k]: line}))
+    flip[offs[k] + len(line) + 40] ^= 0x04
+    damaged(bytes(flip), rf"damage: frame seq {k} \(\w+\) at byte offset "
+            rf"{offs[k] + len(line)}: bad CRC", rf"damage: missing frames seq {k}\.\.{k}\n")
+    # Frame k lost, a line in its place: the line is text, the seq still missing.
+    r = damaged(data[:offs[k]] + line + data[offs[k + 1]:],
+                rf"damage: missing frames seq {k}\.\.{k}\n")
+    assert "console text at byte offset" in r.stderr.decode()
+    # No newline at its end; a control byte inside.
+    for bad in (line[:-2], line[:5] + b"\x1b" + line[6:]):
+        damaged(insert(data, {offs[k]: bad}), rf"damage: {len(bad)} bytes of non-frame "
+                rf"data inside the dump at byte offsets {offs[k]}\.\.{offs[k] + len(bad) - 1} "
+                rf"\(after frame seq {k - 1}\)")
