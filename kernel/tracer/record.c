@@ -14,8 +14,10 @@
  *   that record call between their own work (run=demo's loop on cpu 0,
  *   run=record), and in record_idle(), which the shell calls while it
  *   waits for a key (a stream from the shell's `start` to its `stop`):
- *   RECORD_IDLE_PAGES a call, so that typing stays responsive.  While a stream is open it is the buffers' only reader:
- *   those jobs take no dump meanwhile.  Polled USB: no interrupt needed.
+ *   RECORD_IDLE_PAGES a call, so that typing stays responsive.  While a
+ *   stream is open it is the buffers' only reader: those jobs take no dump
+ *   meanwhile, the shell refuses `dump`, and a rebuild of the buffers ends
+ *   the stream first.  Polled USB: no interrupt needed.
  *   Writers: every CPU, as always; nothing here slows them.
  *
  * A stream is one dump in one streaming save (<block/tracesave.h>):
