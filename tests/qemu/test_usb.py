@@ -29,11 +29,13 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     other gets its one refusal line naming its port and its sha256 is
     unchanged.  The two boots also cover the firmware x speed pairs the
     boots above leave out: SeaBIOS with the stick as USB 2, OVMF as USB 3.
-  - the shell with trace.record=usb: `start` opens a stream, the shell
-    sits idle for 10 s recording irq:lapic_tick 1000 times a second into
-    rings of 4 pages, `stop` ends it: the stream holds every tick from its
-    first to its last (the tick counter is a sequence number), none lost,
-    several times what the rings hold: the shell's idle loop drained it.
+  - the shell with trace.record=usb, then =serial: `start` opens a stream,
+    the shell sits idle for 10 s recording irq:lapic_tick 1000 times a
+    second into rings of 4 pages, `stop` ends it: the stream holds every
+    tick from its first to its last (the tick counter is a sequence
+    number), none lost, several times what the rings hold: the shell's idle
+    loop drained it.  Over serial, the shell's own bytes between frames are
+    the decoder's only damage, and the frames' bytes the kernel's count.
 """
 import hashlib
 import os
@@ -428,32 +430,53 @@ def test_second_stick_without_baretrace(qemu, decoder, tools, tmp_path, plain_po
 TICK = re.compile(r"^\s*\S+\s+\[(\d{3})\] .* lapic_tick: tick=(\d+)$")
 
 
-def test_shell_streams_while_idle(shell, decoder, tools, tmp_path):
-    img = tmp_path / "stick.img"
-    part = make_stick(img, 8)
-    pages = 4
-    s = shell(f"run=shell trace.record=usb trace.pages={pages} trace.events=-*,irq:lapic_tick",
-              smp=1, timeout=240, boot_timeout=150, opts=["--usb-image", str(img)])
+@pytest.mark.parametrize("sink", ["usb", "serial"])
+def test_shell_streams_while_idle(shell, decoder, tools, tmp_path, sink):
+    pages, opts = 4, []
+    if sink == "usb":
+        img = tmp_path / "stick.img"
+        part = make_stick(img, 8)
+        opts = ["--usb-image", str(img)]
+    s = shell(f"run=shell trace.record={sink} trace.pages={pages} "
+              "trace.events=-*,irq:lapic_tick", smp=1, timeout=240, boot_timeout=150, opts=opts)
     assert "trace: buffers emptied" in s.cmd("reset")
     out = s.cmd("start")
     assert re.search(r"^trace: recording=on$", out, re.M), out
-    assert re.search(r"record: usb stream dump_id=\d+ lba=\d+ free_bytes=\d+$", out, re.M), out
+    assert re.search(r"record: usb stream dump_id=\d+ lba=\d+ free_bytes=\d+$" if sink == "usb"
+                     else r"record: serial stream dump_id=\d+$", out, re.M), out
     time.sleep(10)                          # idle: the shell's wait drains the ticks
     out = s.cmd("dump text")
     assert "error: dump: the stream of trace.record= is reading the buffers; 'stop' ends it" \
         in out, out
     out = s.cmd("stop", timeout=120)
-    m = re.search(r"record: saved dump_id=\d+ pages=(\d+) events=(\d+) lost=(\d+) bytes=\d+ "
+    m = re.search(r"record: saved dump_id=\d+ pages=(\d+) events=(\d+) lost=(\d+) bytes=(\d+) "
                   r"ms=(\d+)$", out, re.M)
     assert m, out
-    npages, events, lost, ms = map(int, m.groups())
+    npages, events, lost, nbytes, ms = map(int, m.groups())
     assert re.search(r"^trace: recording=off$", out, re.M), out
     s.send(b"poweroff\r")
     assert s.close(60) == 0, s.text()
-    trace_bin = take_out(img, part, tmp_path)
     (tmp_path / "f").mkdir()
-    text, n, decoded = decode(decoder, trace_bin, 1, tmp_path / "f", complete=True)
-    assert n == 1 and decoded == events
+    if sink == "usb":
+        trace_bin = take_out(img, part, tmp_path)
+        text, n, decoded = decode(decoder, trace_bin, 1, tmp_path / "f", complete=True)
+        assert n == 1 and decoded == events
+    else:
+        # The shell's own bytes while the stream was open (its prompts, the
+        # echo of what was typed, the refusal) come out between frames: the
+        # decoder names them as non-frame data, its only damage; the frames'
+        # bytes are the kernel's count exactly.
+        cap, txt = tmp_path / "serial.bin", tmp_path / "f" / "dump.txt"
+        cap.write_bytes(s.buf)
+        p = subprocess.run([decoder, cap, "--text", txt], capture_output=True, text=True)
+        gaps = [int(g) for g in re.findall(r"damage: (\d+) bytes of non-frame data inside the "
+                                           r"dump", p.stderr)]
+        assert len(gaps) == len(re.findall(r"damage:", p.stderr)) >= 1, p.stderr
+        d = re.search(r"dump 1 of 1 .* bytes=(\d+): 1 CPUs, \d+ pages, (\d+) events, (\d+) lost",
+                      p.stderr)
+        assert d and int(d.group(1)) - sum(gaps) == nbytes, p.stderr
+        assert int(d.group(2)) == events and int(d.group(3)) == lost, p.stderr
+        text = txt.read_text()
     # The shell's CPU's ticks, in order: each the one before plus one (the
     # LAPIC counts every interrupt it takes), a gap only where a LOST marker
     # counts it exactly; none here.
