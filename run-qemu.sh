@@ -6,6 +6,7 @@
 #                 [--serial FILE] [--kernel ELF] [--grub-cmds "..."]
 #                 [--serial-port com1|com2|pci] [--usb] [--no-debug-exit]
 #                 [--usb-image FILE [--usb-port N] [--usb-xhci PROPS]] [--usb-kbd]
+#                 [--usb-image2 FILE [--usb-port2 N]]
 #                 [--reboot] [--mem-file FILE] [--monitor SOCKET]
 #                 [--qemu PATH] [-- extra qemu args]
 #
@@ -30,6 +31,10 @@
 # --usb-port N: the stick on the controller's port N (QEMU's port=N, 1..4).
 # --usb-xhci PROPS: more qemu-xhci properties, e.g. p3=0 (no USB 3 ports:
 # the stick comes up at high speed on a USB 2 port). docs/usb.md.
+# --usb-image2 FILE: a second writable stick (a raw image, any content) on
+# the same controller as --usb's or --usb-image's stick (needs one of them),
+# e.g. one without a BARETRACE partition beside the boot one; --usb-port2 N
+# its port (without it, QEMU's next free one).
 # --usb-kbd: a USB keyboard (usb-kbd) on the xHCI controller (the stick's,
 # else one of its own); type on it with the monitor's sendkey (--monitor).
 # --no-debug-exit: no isa-debug-exit device, as on real hardware.
@@ -46,7 +51,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
 cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
-serial_port=com1 usb=0 usb_image="" usb_port="" usb_xhci="" usb_kbd=0 debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
+serial_port=com1 usb=0 usb_image="" usb_port="" usb_image2="" usb_port2="" usb_xhci="" usb_kbd=0 debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
 extra=()
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
@@ -70,6 +75,8 @@ while [ $# -gt 0 ]; do
 	--usb) usb=1 ;;
 	--usb-image) usb_image=${2:?--usb-image needs a file}; shift ;;
 	--usb-port) usb_port=${2:?--usb-port needs a number}; shift ;;
+	--usb-image2) usb_image2=${2:?--usb-image2 needs a file}; shift ;;
+	--usb-port2) usb_port2=${2:?--usb-port2 needs a number}; shift ;;
 	--usb-xhci) usb_xhci=${2:?--usb-xhci needs properties}; shift ;;
 	--usb-kbd) usb_kbd=1 ;;
 	--no-debug-exit) debug_exit=0 ;;
@@ -93,6 +100,12 @@ case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com
 [ -z "$usb_image" ] || [ -f "$usb_image" ] || die "--usb-image: no file '$usb_image'"
 [ -z "$usb_port" ] || [[ "$usb_port" =~ ^[1-9][0-9]*$ ]] || die "--usb-port must be a port number, not '$usb_port'"
 [ -z "$usb_image" ] || [ $usb -eq 0 ] || die "--usb-image and --usb each add a stick: use one"
+[ -z "$usb_image2" ] || [ -f "$usb_image2" ] || die "--usb-image2: no file '$usb_image2'"
+[ -z "$usb_image2" ] || [ $usb -eq 1 ] || [ -n "$usb_image" ] ||
+	die "--usb-image2 adds a second stick: give the first with --usb or --usb-image"
+[ -z "$usb_port2" ] || [ -n "$usb_image2" ] || die "--usb-port2 is the port of --usb-image2's stick: give it"
+[ -z "$usb_port2" ] || [[ "$usb_port2" =~ ^[1-9][0-9]*$ ]] || die "--usb-port2 must be a port number, not '$usb_port2'"
+[ -z "$usb_port2" ] || [ "$usb_port2" != "$usb_port" ] || die "--usb-port2 must differ from --usb-port ($usb_port)"
 qemu_path=$(command -v "$qemu") || die "QEMU '$qemu' not found: run 'make deps' (for build/qemu10: 'make deps-qemu10')"
 
 # One cached image per kernel file and command line; rebuilt when the kernel is newer.
@@ -125,6 +138,11 @@ if [ -n "$usb_image" ]; then
 	args+=(-drive "if=none,id=stick,format=raw,file=$usb_image"
 	       -device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}"
 	       -device "usb-storage,bus=xhci.0,drive=stick${usb_port:+,port=$usb_port}")
+fi
+if [ -n "$usb_image2" ]; then
+	# On the first stick's controller: xhci exists by now (--usb or --usb-image).
+	args+=(-drive "if=none,id=stick2,format=raw,file=$usb_image2"
+	       -device "usb-storage,bus=xhci.0,drive=stick2${usb_port2:+,port=$usb_port2}")
 fi
 if [ $usb_kbd -eq 1 ]; then
 	[ $usb -eq 1 ] || [ -n "$usb_image" ] || args+=(-device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}")

@@ -13,7 +13,8 @@
  *
  * Between keys the CPU sleeps in hlt; a 1 kHz LAPIC timer wakes it to poll
  * the UART, often enough that a 16-byte FIFO at 115200 baud (11.5 bytes
- * per ms) never overflows on a real serial line.
+ * per ms) never overflows on a real serial line.  Each wake also runs the
+ * SHELL_IDLE() steps (bounded each), such as the drain of trace.record=.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,6 +48,8 @@ static void history_add(const char *line)
 
 extern const struct shell_cmd __start_shell_cmds[];
 extern const struct shell_cmd __stop_shell_cmds[];
+extern const struct shell_idle __start_shell_idle[];
+extern const struct shell_idle __stop_shell_idle[];
 
 int shell_split(char *line, char **argv, int max)
 {
@@ -92,6 +95,8 @@ static notrace int wait_key(void)
 		if (ch >= 0)
 			return ch;
 		clock_watchdog_poll(true);	/* a check if one is due (boot CPU) */
+		for (const struct shell_idle *h = __start_shell_idle; h < __stop_shell_idle; h++)
+			h->fn();		/* e.g. a page or two of trace.record= */
 		cpu_sleep_until_irq();
 		irq_disable();
 	}

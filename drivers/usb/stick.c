@@ -1,9 +1,10 @@
 /*
  * Finding the stick and saving into it.  Every USB mass-storage device is
  * asked, in order, by stick_find() (reads only); the first whose trace file
- * checks out is the stick, every other gets its `usb: refused:` line and
- * is never written: writes go only through tracefile_write() on the
- * verified file, which the storage driver checks again.
+ * checks out is the stick, every other gets its `usb: refused:` (or `usb:
+ * not used:`) line naming it and is never written: writes go only through
+ * tracefile_write() on the verified file, which the storage driver checks
+ * again.
  *
  * A save is staged in a 64 KiB buffer (whole blocks, one bulk transfer
  * each) and written through tracesave.c, which places it after the saves
@@ -36,6 +37,7 @@ static uint8_t block_buf[BLOCK_SIZE_MAX];
 const struct tracefile *usb_trace_file(void)
 {
 	static struct stick_scratch scratch;
+	static struct tracefile other_tf;	/* a device asked after the stick was found */
 	static bool looked;
 	struct msc *m[USB_MAX_DEVICES];
 	unsigned n;
@@ -45,12 +47,24 @@ const struct tracefile *usb_trace_file(void)
 	looked = true;
 	usb_init();
 	n = msc_probe(m, USB_MAX_DEVICES);
+	/*
+	 * Every device is asked (reads only), so that each one that is not the
+	 * stick gets its line whatever its port; once the stick is found, the
+	 * others are read into other_tf, never into the stick's own file.
+	 */
 	for (unsigned i = 0; i < n; i++) {
-		int err = stick_find(&m[i]->bdev, &scratch, &stick_tf);
-		const struct tracefile *tf = &stick_tf;
+		struct tracefile *tf = stick ? &other_tf : &stick_tf;
+		int err = stick_find(&m[i]->bdev, &scratch, tf);
+		const char *name = m[i]->dev->name;
 
 		if (err) {
-			printk("usb: refused: %s\n", stick_strerror(err));
+			printk("usb: refused: %s; storage=\"%s\" is never written\n",
+			       stick_strerror(err), name);
+			continue;
+		}
+		if (stick) {
+			printk("usb: not used: storage=\"%s\" holds a trace file too; the first "
+			       "stick found is the one written, this one never\n", name);
 			continue;
 		}
 		printk("usb: trace file: partition %u (%s) blocks %llu+%llu, file at %llu, data at "
@@ -60,7 +74,6 @@ const struct tracefile *usb_trace_file(void)
 		       (unsigned long long)tf->data_lba, (unsigned long long)tf->data_blocks,
 		       tf->block_size, tf->hdr.version_str);
 		stick = tf;
-		break;
 	}
 	if (!stick)
 		printk("usb: no stick with a baretrace trace file (%u storage device%s); nothing "

@@ -2,7 +2,8 @@
  * trace.record=usb: the trace streamed into TRACE.BIN while it is recorded
  * (kernel/tracer/record.c).  The boot CPU is the consumer: a job that
  * records opens a stream after building its buffers, calls record_poll()
- * between its own work, and ends it.
+ * between its own work, and ends it; the shell's `start` opens one and its
+ * `stop` ends it, the shell's idle loop draining it meanwhile.
  */
 #ifndef KERNEL_RECORD_H
 #define KERNEL_RECORD_H

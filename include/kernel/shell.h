@@ -23,6 +23,22 @@ struct shell_cmd {
 	static const struct shell_cmd __shell_cmd_##id			\
 	__section("shell_cmds") __used __aligned(8) = { __VA_ARGS__ }
 
+/*
+ * Work done while the shell waits for a key, registered with SHELL_IDLE()
+ * in the "shell_idle" linker section next to its owner (the shell knows no
+ * subsystem).  Called on the boot CPU at task level, interrupts off, about
+ * once a millisecond between two polls of the consoles: each call must be
+ * short and bounded, or typing lags and a UART FIFO can overflow.
+ */
+struct shell_idle {
+	const char *name;	/* the owner, for reading the table */
+	void (*fn)(void);	/* one bounded step */
+};
+
+#define SHELL_IDLE(id, ...)						\
+	static const struct shell_idle __shell_idle_##id		\
+	__section("shell_idle") __used __aligned(8) = { __VA_ARGS__ }
+
 /* Read and run commands until one asks to leave (never, today). */
 void __attribute__((noreturn)) shell_run(void);
 

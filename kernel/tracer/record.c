@@ -12,8 +12,12 @@
  * CONTRACT
  *   Consumer: the boot CPU at task level, in record_poll(), which the jobs
  *   that record call between their own work (run=demo's loop on cpu 0,
- *   run=record).  While a stream is open it is the buffers' only reader:
- *   those jobs take no dump meanwhile.  Polled USB: no interrupt needed.
+ *   run=record), and in record_idle(), which the shell calls while it
+ *   waits for a key (a stream from the shell's `start` to its `stop`):
+ *   RECORD_IDLE_PAGES a call, so that typing stays responsive.  While a
+ *   stream is open it is the buffers' only reader: those jobs take no dump
+ *   meanwhile, the shell refuses `dump`, and a rebuild of the buffers ends
+ *   the stream first.  Polled USB: no interrupt needed.
  *   Writers: every CPU, as always; nothing here slows them.
  *
  * A stream is one dump in one streaming save (<block/tracesave.h>):
@@ -38,6 +42,7 @@
 #include "kernel/console.h"
 #include "kernel/dump.h"
 #include "kernel/record.h"
+#include "kernel/shell.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
@@ -65,6 +70,15 @@ static struct {
 } rec;
 
 static struct dump_pack rec_pack;	/* the stream's packer: apart from dumps' */
+
+/*
+ * Pages one idle step of the shell writes at most.  The shell wakes 1000
+ * times a second, so 2 a step drain up to 2000 pages (8 MB) a second, far
+ * more than an idle machine records; a step that flushes the staging
+ * buffer is one 64 KiB write (a few ms on a USB 2 stick), and two pages
+ * over a 115,200-baud line take about 0.2 s of PACK frames at most.
+ */
+#define RECORD_IDLE_PAGES	2
 
 static void sink_stream(void *ctx, const void *buf, size_t len)
 {
@@ -198,16 +212,18 @@ static bool finish(const char *why)
 }
 
 /*
- * One CPU's complete pages into the stream: at most its ring's worth, so
- * that writers faster than the stick cannot keep the caller here.  False
- * once the stream ended (full, or the stick failed).
+ * One CPU's complete pages into the stream: at most its ring's worth and
+ * *budget (less those written), so that writers faster than the stick
+ * cannot keep the caller here.  False once the stream ended (full, or the
+ * stick failed).
  */
-static bool drain_cpu(uint32_t c)
+static bool drain_cpu(uint32_t c, uint32_t *budget)
 {
 	struct rb_cpu_buffer *cb = ring_buffer_cpu(&trace_rb, c);
 	struct rb_read rd;
 
-	for (uint32_t n = 0; n <= cb->nr_slots && ring_buffer_read_page(cb, &rd) == 1; n++) {
+	for (uint32_t n = 0; n <= cb->nr_slots && *budget &&
+	     ring_buffer_read_page(cb, &rd) == 1; n++) {
 		const struct rb_page_header *h = rd.page;
 		uint64_t flags;
 
@@ -234,16 +250,39 @@ static bool drain_cpu(uint32_t c)
 				rd.lost_dropped);
 		hold_end(flags);
 		rec.lost += rd.lost_overrun + rd.lost_dropped;
+		(*budget)--;
 	}
 	return true;
 }
 
 void record_poll(void)
 {
+	uint32_t budget = UINT32_MAX;	/* each CPU's ring bounds it */
+
 	for (uint32_t c = 0; rec.open && c < rec.nr_cpus; c++)
-		if (!drain_cpu(c))
+		if (!drain_cpu(c, &budget))
 			return;
 }
+
+/*
+ * The shell's idle step: at most RECORD_IDLE_PAGES pages, starting one CPU
+ * further each call so that a busy CPU 0 does not starve the others.
+ * notrace: with no stream open it is the shell's wait, which the function
+ * tracers do not record.
+ */
+static notrace void record_idle(void)
+{
+	static uint32_t next;	/* the CPU the next step starts with */
+	uint32_t budget = RECORD_IDLE_PAGES;
+
+	if (!rec.open)
+		return;
+	next = (next + 1) % rec.nr_cpus;
+	for (uint32_t i = 0; rec.open && budget && i < rec.nr_cpus; i++)
+		if (!drain_cpu((next + i) % rec.nr_cpus, &budget))
+			return;
+}
+SHELL_IDLE(record, .name = "record", .fn = record_idle);
 
 bool record_end(struct record_result *out)
 {

@@ -4,6 +4,7 @@
 #include "kernel/console.h"
 #include "kernel/dump.h"
 #include "kernel/kstring.h"
+#include "kernel/record.h"
 #include "kernel/shell.h"
 #include "trace/text.h"
 
@@ -17,6 +18,12 @@ static int cmd_dump(int argc, char **argv)
 	if (argc < 2 || (strcmp(argv[1], "text") && strcmp(argv[1], "bin") &&
 			 strcmp(argv[1], "usb"))) {
 		cprintf("error: usage: dump text|bin|usb [cpu=N] [last=N]\n");
+		return 1;
+	}
+	if (record_active()) {
+		/* Two readers would each take pages from the other. */
+		cprintf("error: dump: the stream of trace.record= is reading the buffers; "
+			"'stop' ends it\n");
 		return 1;
 	}
 	text = !strcmp(argv[1], "text");

@@ -1,9 +1,14 @@
-/* Shell commands for tracing: status, start, stop, reset, mode. */
+/*
+ * Shell commands for tracing: status, start, stop, reset, mode.  With
+ * trace.record=, `start` also opens a stream and `stop` ends it; the
+ * shell's idle loop drains it in between (kernel/tracer/record.c).
+ */
 #include <stddef.h>
 #include <arch/percpu.h>
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/persist.h"
+#include "kernel/record.h"
 #include "kernel/shell.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
@@ -61,19 +66,27 @@ static int cmd_start(int argc, char **argv)
 		return 1;
 	tracing_start();
 	cprintf("trace: recording=on\n");
+	/* After the line: over the console, no line inside the stream's head. */
+	if (record_enabled() && !record_active() && !record_begin())
+		return 1;	/* its line says why; recording is on in memory */
 	return 0;
 }
-SHELL_COMMAND(start, .name = "start", .usage = "", .help = "start recording", .fn = cmd_start);
+SHELL_COMMAND(start, .name = "start", .usage = "",
+	      .help = "start recording (trace.record=: and streaming)", .fn = cmd_start);
 
 static int cmd_stop(int argc, char **argv)
 {
 	if (no_args(argc, argv))
 		return 1;
 	tracing_stop();
+	/* The stream's rest, STATS and END: its `record: saved` line. */
+	if (record_active())
+		record_end(NULL);
 	cprintf("trace: recording=off\n");
 	return 0;
 }
-SHELL_COMMAND(stop, .name = "stop", .usage = "", .help = "stop recording", .fn = cmd_stop);
+SHELL_COMMAND(stop, .name = "stop", .usage = "",
+	      .help = "stop recording (trace.record=: and end the stream)", .fn = cmd_stop);
 
 static int cmd_reset(int argc, char **argv)
 {

@@ -59,6 +59,7 @@
 #include "kernel/kstring.h"
 #include "kernel/persist.h"
 #include "kernel/pmm.h"
+#include "kernel/record.h"
 #include "kernel/tracing.h"
 
 #define TRACE_PAGES_DEFAULT	64	/* 256 KiB per CPU */
@@ -509,6 +510,14 @@ bool tracing_reconfigure_within(uint32_t pages, int mode, uint32_t wait_ms)
 	uint32_t old = trace_pages;
 	bool ok;
 
+	/*
+	 * A stream reads the buffers about to go: it ends first, whole (one
+	 * the shell's `start` opened; the jobs end their own before this).
+	 */
+	if (record_active()) {
+		printk("record: the buffers are rebuilt: the stream ends first\n");
+		record_end(NULL);
+	}
 	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
 		printk("trace: cpu=%u: another CPU is reconfiguring; refused\n", this_cpu()->cpu);
 		return false;

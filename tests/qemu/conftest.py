@@ -154,7 +154,7 @@ FILE_COST = {
     "test_ftrace.py": (232, 98), "test_persist.py": (167, 51), "test_x2apic.py": (150, 15),
     "test_dump.py": (76, 0), "test_events.py": (63, 0), "test_panic.py": (56, 7),
     "test_dead_ap.py": (25, 0), "test_boot.py": (24, 10), "test_shell.py": (22, 0),
-    "test_static_keys.py": (18, 12), "test_usb.py": (15, 13), "test_trace_dat_qemu.py": (13, 0),
+    "test_static_keys.py": (18, 12), "test_usb.py": (15, 63), "test_trace_dat_qemu.py": (13, 0),
     "test_acpi_tool.py": (13, 0), "test_realhw.py": (33, 33), "test_watchdog.py": (47, 63),
     "test_trace.py": (45, 73), "test_clock.py": (4, 196), "test_skew.py": (18, 123),
     "test_clockwd.py": (0, 105), "test_lab.py": (0, 99), "test_smp.py": (5, 70),

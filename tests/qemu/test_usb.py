@@ -22,10 +22,26 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     still ends whole (END), what it holds consistent the same way.
   - a usb-kbd beside a stick, run=shell: lines typed with the monitor's
     sendkey run (Ctrl-C drops the line typed so far, shift types capitals).
+  - two sticks: the baretrace one and a plain FAT32 disk (MBR, label
+    PHOTOS), the plain one on the lower port and then on the higher, so
+    that "the first stick found" is not what passes: run=demo dump=bin,usb
+    saves on the baretrace stick (its save equals its serial twin), the
+    other gets its one refusal line naming its port and its sha256 is
+    unchanged.  The two boots also cover the firmware x speed pairs the
+    boots above leave out: SeaBIOS with the stick as USB 2, OVMF as USB 3.
+  - the shell with trace.record=usb, then =serial: `start` opens a stream,
+    the shell sits idle for 10 s recording irq:lapic_tick 1000 times a
+    second into rings of 4 pages, `stop` ends it: the stream holds every
+    tick from its first to its last (the tick counter is a sequence
+    number), none lost, several times what the rings hold: the shell's idle
+    loop drained it.  Over serial, the shell's own bytes between frames are
+    the decoder's only damage, and the frames' bytes the kernel's count.
 """
 import hashlib
+import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -176,7 +192,8 @@ def test_foreign_header_is_never_written(qemu, tools, tmp_path):
     before = sha(img)
     r = qemu("run=dump dump=usb exit", timeout=120, opts=["--usb-image", str(img)])
     assert r.has(r"^usb: storage="), r.out
-    assert r.has(r"^usb: refused: TRACE\.BIN has no baretrace header \(foreign file\)$"), r.out
+    assert r.has(r"^usb: refused: TRACE\.BIN has no baretrace header \(foreign file\); "
+                 r"storage=\"xhci \S+ port 1\" is never written$"), r.out
     assert r.has(r"^usb: no stick with a baretrace trace file \(1 storage device\); "
                  r"nothing will be written$"), r.out
     assert r.has(r"^usb: save: no trace file to save into$"), r.out
@@ -383,3 +400,123 @@ def test_usb_keyboard_types_into_the_shell(shell, tools, tmp_path):
     assert "error: unknown command 'aA!'" in out, out
     s.send(b"poweroff\r")
     assert s.close(60) == 0, s.text()
+
+
+def make_plain_disk(tmp_path):
+    """A 40 MiB disk that is not a baretrace stick: an MBR with one FAT32
+    partition (type 0x0c) labelled PHOTOS holding a file, made by sfdisk,
+    mkfs.fat and mtools as a camera's card or a data stick would be."""
+    disk, part = tmp_path / "plain.img", tmp_path / "plain-part.img"
+    with open(disk, "wb") as f:
+        f.truncate(40 << 20)
+    subprocess.run(["sfdisk", "-q", disk], input=b"label: dos\nstart=2048, type=c\n",
+                   check=True)
+    blocks = (40 << 20) // 512 - 2048
+    subprocess.run(["mkfs.fat", "-F", "32", "-n", "PHOTOS", "-C", part, str(blocks // 2)],
+                   check=True, stdout=subprocess.DEVNULL)
+    photo = tmp_path / "IMG_0001.JPG"
+    photo.write_bytes(os.urandom(300000))
+    subprocess.run(["mcopy", "-i", part, photo, "::IMG_0001.JPG"], check=True,
+                   env={"MTOOLS_SKIP_CHECK": "1", "PATH": "/usr/bin:/bin"})
+    subprocess.run(["dd", f"if={part}", f"of={disk}", "bs=1M", f"seek={2048 * 512}",
+                    "oflag=seek_bytes", "conv=notrunc", "status=none"], check=True)
+    return disk
+
+
+@pytest.mark.parametrize("plain_port,uefi,usb2", [(1, False, True), (2, True, False)],
+                         ids=["plain-first-seabios-usb2", "plain-second-ovmf-usb3"])
+def test_second_stick_without_baretrace(qemu, decoder, tools, tmp_path, plain_port, uefi,
+                                        usb2):
+    (tmp_path / "f").mkdir()
+    (tmp_path / "s").mkdir()
+    img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
+    part = make_stick(img, 8)
+    plain = make_plain_disk(tmp_path)
+    plain_sha, stick_port = sha(plain), 3 - plain_port
+    opts = ["--usb-image", str(img), "--usb-port", str(stick_port),
+            "--usb-image2", str(plain), "--usb-port2", str(plain_port)]
+    if usb2:
+        opts += ["--usb-xhci", "p3=0"]
+    r = qemu("run=demo dump=bin,usb exit", timeout=240, serial=serial, uefi=uefi, opts=opts)
+    assert sha(plain) == plain_sha, r.out    # first: never written, whatever else happened
+    assert r.rc == 0, r.out
+    usb, speed = ("usb2", "high") if usb2 else ("usb3", "super")
+    for port in (1, 2):
+        assert r.has(rf"^usb: xhci \S+ port {port}: connected {usb} speed={speed}$"), r.out
+    assert len(r.all(r"^usb: storage=")) == 2, r.out
+    # One line for the plain disk, naming its port; the stick is the other one.
+    assert r.all(r"^usb: (refused|not used): ") == [
+        "usb: refused: no FAT32 partition labelled BARETRACE; storage=\"xhci "
+        + re.search(r"xhci (\S+) port", r.out).group(1) + f" port {plain_port}\" is never "
+        "written"], r.out
+    assert r.has(rf"^usb: trace file: partition 5 \(gpt\) blocks {part['start']}\+"), r.out
+    assert [l.split()[2] for l in r.all(r"^usb: saved ")] == ["seq=1"], r.out
+    trace_bin = take_out(img, part, tmp_path)
+    compare_saves(r, decoder, serial, trace_bin, 1, tmp_path)
+
+
+TICK = re.compile(r"^\s*\S+\s+\[(\d{3})\] .* lapic_tick: tick=(\d+)$")
+
+
+@pytest.mark.parametrize("sink", ["usb", "serial"])
+def test_shell_streams_while_idle(shell, decoder, tools, tmp_path, sink):
+    pages, opts = 4, []
+    if sink == "usb":
+        img = tmp_path / "stick.img"
+        part = make_stick(img, 8)
+        opts = ["--usb-image", str(img)]
+    s = shell(f"run=shell trace.record={sink} trace.pages={pages} "
+              "trace.events=-*,irq:lapic_tick", smp=1, timeout=240, boot_timeout=150, opts=opts)
+    assert "trace: buffers emptied" in s.cmd("reset")
+    out = s.cmd("start")
+    assert re.search(r"^trace: recording=on$", out, re.M), out
+    assert re.search(r"record: usb stream dump_id=\d+ lba=\d+ free_bytes=\d+$" if sink == "usb"
+                     else r"record: serial stream dump_id=\d+$", out, re.M), out
+    time.sleep(10)                          # idle: the shell's wait drains the ticks
+    out = s.cmd("dump text")
+    assert "error: dump: the stream of trace.record= is reading the buffers; 'stop' ends it" \
+        in out, out
+    out = s.cmd("stop", timeout=120)
+    m = re.search(r"record: saved dump_id=\d+ pages=(\d+) events=(\d+) lost=(\d+) bytes=(\d+) "
+                  r"ms=(\d+)$", out, re.M)
+    assert m, out
+    npages, events, lost, nbytes, ms = map(int, m.groups())
+    assert re.search(r"^trace: recording=off$", out, re.M), out
+    s.send(b"poweroff\r")
+    assert s.close(60) == 0, s.text()
+    (tmp_path / "f").mkdir()
+    if sink == "usb":
+        trace_bin = take_out(img, part, tmp_path)
+        text, n, decoded = decode(decoder, trace_bin, 1, tmp_path / "f", complete=True)
+        assert n == 1 and decoded == events
+    else:
+        # The shell's own bytes while the stream was open (its prompts, the
+        # echo of what was typed, the refusal) come out between frames: the
+        # decoder names them as non-frame data, its only damage; the frames'
+        # bytes are the kernel's count exactly.
+        cap, txt = tmp_path / "serial.bin", tmp_path / "f" / "dump.txt"
+        cap.write_bytes(s.buf)
+        p = subprocess.run([decoder, cap, "--text", txt], capture_output=True, text=True)
+        gaps = [int(g) for g in re.findall(r"damage: (\d+) bytes of non-frame data inside the "
+                                           r"dump", p.stderr)]
+        assert len(gaps) == len(re.findall(r"damage:", p.stderr)) >= 1, p.stderr
+        d = re.search(r"dump 1 of 1 .* bytes=(\d+): 1 CPUs, \d+ pages, (\d+) events, (\d+) lost",
+                      p.stderr)
+        assert d and int(d.group(1)) - sum(gaps) == nbytes, p.stderr
+        assert int(d.group(2)) == events and int(d.group(3)) == lost, p.stderr
+        text = txt.read_text()
+    # The shell's CPU's ticks, in order: each the one before plus one (the
+    # LAPIC counts every interrupt it takes), a gap only where a LOST marker
+    # counts it exactly; none here.
+    ticks = []
+    for line in text.split("\n"):
+        lm = RECORD_LOST.match(line)
+        assert not lm, line
+        tm = TICK.match(line)
+        if tm:
+            assert tm.group(1) == "000", line
+            ticks.append(int(tm.group(2)))
+    assert len(ticks) == events and lost == 0, (len(ticks), events, lost)
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), "a tick is missing"
+    # Many times what the rings hold (a record is at least 8 bytes): drained while idle.
+    assert events > 4 * pages * 4096 // 8, (events, npages, ms)
