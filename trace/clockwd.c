@@ -58,7 +58,7 @@
  * skew, |s1 - s0| <= u0 + u1; more than that, and it changed.
  */
 #include "trace/clockwd.h"
-#include "trace/format.h"
+#include "lib/format.h"
 
 #define PPB		1000000000ull
 #define FS_PER_S	1000000000000000ull

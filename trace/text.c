@@ -26,7 +26,7 @@
  */
 #include <stdarg.h>
 
-#include <trace/format.h>
+#include <lib/format.h>
 #include <trace/text.h>
 #include <trace/event_select.h>
 #include <trace/text_ftrace.h>

@@ -2,7 +2,7 @@
  * The function tracer's events as text: formats in <trace/text_ftrace.h>.
  * Portable (kernel and host); only the catalog's descriptions are used.
  */
-#include <trace/format.h>
+#include <lib/format.h>
 #include <trace/text.h>
 #include <trace/text_ftrace.h>
 

@@ -48,7 +48,7 @@
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 
 #define TSC_ROUNDS		3

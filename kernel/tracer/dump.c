@@ -36,7 +36,7 @@
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "trace/ring_walk.h"
 #include "trace/text.h"
 #include <usb/stick.h>

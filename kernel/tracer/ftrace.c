@@ -90,7 +90,7 @@
 #include "kernel/spinlock.h"
 #include "kernel/trace_ctx.h"
 #include "kernel/tracing.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "ftrace_stack.h"
 
 #define FTRACE_SITES_MAX	4096	/* table entries kept; more are dropped, reported */
