@@ -48,10 +48,10 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/stri
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
-	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
-	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/shell_ftrace.c \
-	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c \
+	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/trace_printk.c \
+	kernel/tracer/trace_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
+	kernel/tracer/ftrace/ftrace.c kernel/tracer/ftrace/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/ftrace/shell_ftrace.c \
+	kernel/tracer/ftrace/ktests_ftrace.c kernel/tracer/ftrace/ftrace_work.c kernel/tracer/persist.c \
 	kernel/lab/hwlat.c kernel/lab/c2c.c kernel/lab/timerlat.c
 DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
 	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
@@ -103,7 +103,7 @@ kernel: $(BUILD)/kernel.elf
 # Function tracer call sites (docs/ftrace.md): GCC puts 5 bytes of NOPs at
 # the entry of every function and lists their address in
 # __patchable_function_entries (-fpatchable-function-entry=5: N=5, M=0); the boot
-# makes each the one 5-byte NOP and kernel/tracer/ftrace.c patches them into
+# makes each the one 5-byte NOP and kernel/tracer/ftrace/ftrace.c patches them into
 # calls. Not -pg: it gives every function a frame, leaves included (3
 # instructions a call). FTRACE=0 builds a kernel without them (the
 # benchmark's reference).
@@ -121,7 +121,7 @@ NOTRACE_SRCS := trace/% lib/% kernel/tracer/% \
 	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
 	kernel/panic.c kernel/cpu_hooks.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
-TRACED_SRCS := kernel/tracer/ftrace_work.c
+TRACED_SRCS := kernel/tracer/ftrace/ftrace_work.c
 ftrace_flags = $(if $(filter $(TRACED_SRCS),$(1)),$(FTRACE_FLAGS),$(if $(filter $(NOTRACE_SRCS),$(1)),,$(FTRACE_FLAGS)))
 
 $(BUILD)/%.o: %.c Makefile

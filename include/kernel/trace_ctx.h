@@ -40,7 +40,7 @@ struct trace_ctx {
 	};
 	/*
 	 * This CPU's and context's function-graph shadow stack
-	 * (ftrace_stacks[cpu][level], kernel/tracer/ftrace.c), for the
+	 * (ftrace_stacks[cpu][level], kernel/tracer/ftrace/ftrace.c), for the
 	 * trampolines' one load; never NULL.
 	 */
 	struct ftrace_stack *graph_stack;

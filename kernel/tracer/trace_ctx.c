@@ -11,7 +11,7 @@
 #include <arch/percpu.h>
 #include "kernel/cpu_hooks.h"
 #include "kernel/trace_ctx.h"
-#include "ftrace_stack.h"
+#include "ftrace/ftrace_stack.h"
 
 DEFINE_PER_CPU(struct trace_ctx, trace_ctx) = TRACE_CTX(0, &ftrace_stack_none);
 DEFINE_PER_CPU(struct ftrace_stack *[TRACE_CTX_LEVELS], trace_ctx_stack) = {
