@@ -39,8 +39,10 @@ ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/acpi_inject.c \
 	arch/x86/paging.c \
-	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_sync.c arch/x86/smp_call.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
+	arch/x86/time/pit.c arch/x86/time/hpet.c arch/x86/time/pmtimer.c arch/x86/time/tsc.c \
+	arch/x86/time/ktests_tsc.c arch/x86/lapic.c arch/x86/smp.c arch/x86/time/tsc_sync.c \
+	arch/x86/smp_call.c arch/x86/time/tsc_inject.c arch/x86/time/clockwd.c arch/x86/trace_warn.c \
+	arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c arch/x86/smi.c
@@ -117,7 +119,7 @@ NOTRACE_SRCS := trace/% lib/% kernel/tracer/% \
 	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c \
 	arch/x86/ftrace.c \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
-	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
+	arch/x86/time/tsc.c arch/x86/time/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
 	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
 	kernel/panic.c kernel/cpu_hooks.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.

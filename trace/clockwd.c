@@ -1,5 +1,5 @@
 /*
- * Clock watchdog arithmetic (the kernel side is arch/x86/clockwd.c).
+ * Clock watchdog arithmetic (the kernel side is arch/x86/time/clockwd.c).
  *
  * What is compared.  At calibration every reference present measured the
  * TSC's rate: base_hz, within base_err.  The watchdog measures it again

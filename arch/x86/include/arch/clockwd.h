@@ -2,7 +2,7 @@
  * Clock watchdog (clock.watchdog_ms=): while tracing, the TSC's rate is
  * compared with the HPET or PM timer and each AP's skew is measured again;
  * a drift or a skew change beyond its bound is reported and the clocks it
- * touches are marked untrusted.  See arch/x86/clockwd.c and docs/clock.md.
+ * touches are marked untrusted.  See arch/x86/time/clockwd.c and docs/clock.md.
  */
 #ifndef ARCH_CLOCKWD_H
 #define ARCH_CLOCKWD_H

@@ -45,7 +45,7 @@
  *     at the time of patching (the APs' real TSC only grows from there).
  *
  * The same trap serves the clock watchdog's two test facilities (the
- * watchdog is arch/x86/clockwd.c):
+ * watchdog is arch/x86/time/clockwd.c):
  *   - inject.tsc_drift_ppm=<ppm>: from the moment of patching (after
  *     calibration, before any AP starts), every CPU's TSC reads as if it
  *     ran that many ppm fast (negative: slow): real + (real - anchor) *

@@ -46,7 +46,7 @@
 #include "kernel/console.h"
 #include "kernel/cpu_hooks.h"
 #include "kernel/spinlock.h"
-#include "smp_internal.h"
+#include "../smp_internal.h"
 
 #define PINGPONG_SAMPLES	2000
 #define PROBE_SAMPLES		8	/* alternating spin modes first */
