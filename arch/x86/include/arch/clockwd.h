@@ -16,7 +16,7 @@
  * and decides nothing for it:
  *   in_use()		are the clocks stamping anything now?  Checks run only
  *			while they are; an interval starts afresh after.
- *   untrusted(cpu)	the watchdog has just cleared cpu's tsc_trusted; what
+ *   untrusted(cpu)	the watchdog has just cleared cpu's tsc_skew.trusted; what
  *			follows for what was stamped is the client's call.
  * One client, registered before the first poll; without one nothing is
  * in use and nothing is checked.

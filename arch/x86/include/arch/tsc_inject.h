@@ -17,7 +17,7 @@
  */
 bool tsc_inject_init(void);
 
-/* The skew to store in CPU cpu's percpu.tsc_inject before it starts (0: none). */
+/* The skew to store in CPU cpu's offset before it starts (its CPU hook) (0: none). */
 int64_t tsc_inject_skew(unsigned cpu);
 
 /*
