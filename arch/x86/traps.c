@@ -35,7 +35,6 @@
 #include <arch/percpu.h>
 #include <arch/trap.h>
 #include <arch/lapic.h>
-#include <arch/watchdog.h>
 #include "kernel/console.h"
 #include "kernel/ksyms.h"
 #include "kernel/panic.h"
@@ -71,7 +70,7 @@ static void print_addr(const char *label, uint64_t addr)
 }
 
 extern const struct trap_hook __start_trap_hooks[], __stop_trap_hooks[];
-_Static_assert(sizeof(struct trap_hook) == 32, "linker.ld's TRAP_HOOKS_MAX bound counts 32 bytes");
+_Static_assert(sizeof(struct trap_hook) == 40, "linker.ld's TRAP_HOOKS_MAX bound counts 40 bytes");
 
 /* ret from the slot at slot, as the hook that took the slot over (if any) maps it back. */
 static uint64_t unwind_ret(struct trap_unwind *u, uint64_t ret, const uint64_t *slot)
@@ -208,19 +207,10 @@ void trap_dispatch(struct trap_frame *f)
 	trap_handler_t h = f->vector < 256 ? handlers[f->vector] : 0;
 	struct percpu *pc = this_cpu();
 
-	/*
-	 * The watchdog's NMI and probe first, before anything is counted,
-	 * traced or handed to a handler: the watchdog must not show in what
-	 * tests count (arch/x86/watchdog.c).
-	 */
-	if (f->vector == VEC_NMI && watchdog_nmi(f))
-		return;
-	if (f->vector == VEC_WATCHDOG) {
-		watchdog_probe_taken();
-		return;
-	}
-	if (f->vector >= VEC_FIRST_IRQ)
-		watchdog_touch();	/* an interrupt taken: a sign of life */
+	/* The hooks' claims first, before anything is counted, traced or handled. */
+	for (const struct trap_hook *k = __start_trap_hooks; k < __stop_trap_hooks; k++)
+		if (k->claim && k->claim(f))
+			return;
 	if (h) {
 		if (f->vector == VEC_NMI) {
 			pc->nmi_depth++;

@@ -2,6 +2,7 @@
 #ifndef ARCH_TRAP_H
 #define ARCH_TRAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "baretrace/compiler.h"
 
@@ -29,12 +30,16 @@ _Static_assert(__builtin_offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm
 #define TRACE_LEVEL_NMI		3
 
 /*
- * Trap hooks: a subsystem that keeps state by interrupt context, or that
- * takes over return addresses, registers what traps must do for it with
+ * Trap hooks: a subsystem that owns some traps (the watchdog's NMI), keeps
+ * state by interrupt context, or takes over return addresses, registers
+ * what traps must do for it with
  * TRAP_HOOK() in the "trap_hooks" linker section, next to its code (as
  * CPU_HOOK() does for bring-up); traps call every hook in link order and
  * know none of them:
  *
+ *   claim(f)            first, before anything is counted, traced or
+ *                       handed to a handler: true if trap f was the
+ *                       hook's alone (then nothing else sees it)
  *   enter(level, save)  an IRQ or NMI handler is about to run at level
  *                       (TRACE_LEVEL_IRQ, TRACE_LEVEL_NMI) on this CPU;
  *                       save is the hook's own slot on this interrupt's
@@ -60,6 +65,7 @@ struct trap_unwind {
 
 struct trap_hook {
 	const char *name;					/* the subsystem */
+	bool (*claim)(struct trap_frame *f);			/* or NULL */
 	void (*enter)(uint32_t level, struct trap_hook_save *save);	/* or NULL */
 	void (*leave)(const struct trap_hook_save *save);	/* or NULL */
 	uint64_t (*unwind)(struct trap_unwind *u, uint64_t ret, const uint64_t *slot); /* or NULL */
