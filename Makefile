@@ -39,8 +39,10 @@ ASM_SRCS := boot/header.asm boot/entry.asm boot/trampoline_blob.asm arch/x86/isr
 ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/traps.c arch/x86/exit.c arch/x86/acpi.c arch/x86/acpi_dump.c arch/x86/acpi_inject.c \
 	arch/x86/paging.c \
-	arch/x86/pit.c arch/x86/hpet.c arch/x86/pmtimer.c arch/x86/tsc.c arch/x86/ktests_tsc.c \
-	arch/x86/lapic.c arch/x86/smp.c arch/x86/tsc_sync.c arch/x86/smp_call.c arch/x86/tsc_inject.c arch/x86/clockwd.c arch/x86/trace_warn.c arch/x86/ktests_smp.c \
+	arch/x86/time/pit.c arch/x86/time/hpet.c arch/x86/time/pmtimer.c arch/x86/time/tsc.c \
+	arch/x86/time/ktests_tsc.c arch/x86/lapic.c arch/x86/smp.c arch/x86/time/tsc_sync.c \
+	arch/x86/smp_call.c arch/x86/time/tsc_inject.c arch/x86/time/clockwd.c arch/x86/trace_warn.c \
+	arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
 	arch/x86/watchdog.c arch/x86/smi.c
@@ -48,10 +50,10 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/stri
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/printk.c \
-	kernel/tracer/events_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
-	kernel/tracer/ftrace.c kernel/tracer/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/shell_ftrace.c \
-	kernel/tracer/ktests_ftrace.c kernel/tracer/ftrace_work.c kernel/tracer/persist.c \
+	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/trace_printk.c \
+	kernel/tracer/trace_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
+	kernel/tracer/ftrace/ftrace.c kernel/tracer/ftrace/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/ftrace/shell_ftrace.c \
+	kernel/tracer/ftrace/ktests_ftrace.c kernel/tracer/ftrace/ftrace_work.c kernel/tracer/persist.c \
 	kernel/lab/hwlat.c kernel/lab/c2c.c kernel/lab/timerlat.c
 DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
 	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
@@ -59,8 +61,9 @@ DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefil
 	drivers/usb/usbkbd.c
 TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
-	trace/crc32.c trace/dump_write.c trace/dump_pack.c trace/dump_rb.c trace/text.c trace/text_ftrace.c trace/format.c \
+	trace/dump_write.c trace/dump_pack.c trace/dump_rb.c trace/text.c trace/text_ftrace.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c trace/lab.c
+LIB_SRCS := lib/format.c lib/crc32.c
 
 # EVENTS_EXTRA=FILE: a kernel with the events of FILE appended to the event
 # list (a build option for tests: make kernel BUILD=build/events-extra
@@ -85,7 +88,7 @@ bench_flags_convert := -DTRACE_STAMP=0 -DTRACE_STAMP_CONVERT=1
 BENCH_OBJS := $(foreach v,$(BENCH_VARIANTS),$(BUILD)/kernel/tracer/bench_writer_$(v).o)
 
 KOBJS := $(patsubst %.asm,$(BUILD)/%.o,$(ASM_SRCS)) \
-	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(DRIVER_SRCS) $(TRACE_SRCS)) \
+	 $(patsubst %.c,$(BUILD)/%.o,$(ARCH_SRCS) $(KERNEL_SRCS) $(DRIVER_SRCS) $(TRACE_SRCS) $(LIB_SRCS)) \
 	 $(BENCH_OBJS) \
 	 $(BUILD)/gen/font.o
 
@@ -102,25 +105,25 @@ kernel: $(BUILD)/kernel.elf
 # Function tracer call sites (docs/ftrace.md): GCC puts 5 bytes of NOPs at
 # the entry of every function and lists their address in
 # __patchable_function_entries (-fpatchable-function-entry=5: N=5, M=0); the boot
-# makes each the one 5-byte NOP and kernel/tracer/ftrace.c patches them into
+# makes each the one 5-byte NOP and kernel/tracer/ftrace/ftrace.c patches them into
 # calls. Not -pg: it gives every function a frame, leaves included (3
 # instructions a call). FTRACE=0 builds a kernel without them (the
 # benchmark's reference).
 # Code the tracer itself runs on is never traced, as Linux strips
-# CC_FLAGS_FTRACE: whole directories (trace/, kernel/tracer/) and the files
+# CC_FLAGS_FTRACE: whole directories (trace/, lib/, kernel/tracer/) and the files
 # below; one function elsewhere says `notrace` (<baretrace/compiler.h>).
 FTRACE ?= 1
 FTRACE_FLAGS := $(if $(filter 1,$(FTRACE)),-fpatchable-function-entry=5)
-NOTRACE_SRCS := trace/% kernel/tracer/% \
+NOTRACE_SRCS := trace/% lib/% kernel/tracer/% \
 	arch/x86/traps.c arch/x86/idt.c arch/x86/percpu.c arch/x86/uart.c arch/x86/vga.c \
 	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c \
 	arch/x86/ftrace.c \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
-	arch/x86/tsc.c arch/x86/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
+	arch/x86/time/tsc.c arch/x86/time/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
 	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
 	kernel/panic.c kernel/cpu_hooks.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
-TRACED_SRCS := kernel/tracer/ftrace_work.c
+TRACED_SRCS := kernel/tracer/ftrace/ftrace_work.c
 ftrace_flags = $(if $(filter $(TRACED_SRCS),$(1)),$(FTRACE_FLAGS),$(if $(filter $(NOTRACE_SRCS),$(1)),,$(FTRACE_FLAGS)))
 
 $(BUILD)/%.o: %.c Makefile
@@ -273,8 +276,8 @@ run: deps
 .PHONY: tools test-tools
 # The dump reader and text formatter, the one list every host program that
 # reads dumps builds from (the decoder, the fuzzer, the dump tests).
-DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/dump_pack.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c trace/crc32.c \
-	trace/clock.c trace/format.c
+DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/dump_pack.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c lib/crc32.c \
+	trace/clock.c lib/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c tools/damage.c \
 	tools/lab_summary.c tools/lab_plot.c trace/lab.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/baretrace-usb
@@ -282,7 +285,7 @@ tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/to
 # (the same source the kernel will use) on a disk image; make usb-image
 # writes TRACE.BIN's header with it and checks the image it made.
 BLOCK_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
-	drivers/block/tracesave.c trace/crc32.c
+	drivers/block/tracesave.c lib/crc32.c
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-usb,$(BUILD)/obj/baretrace-usb,\
 	tools/baretrace-usb.c $(BLOCK_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude))
 # The same under ASan/UBSan: what tests/tools/test_usb_image.py runs.
@@ -293,7 +296,7 @@ $(eval $(call host_prog,$(BUILD)/tools/baretrace-usb-asan,$(BUILD)/obj/baretrace
 # baretrace-acpi: the kernel's ACPI parser (the same source) on acpidump text.
 # -Wno-array-bounds: GCC 12 at -O2 flags acpi_init()'s read of the BIOS data
 # area at its fixed address 0x40E, which the tool never calls.
-ACPI_TOOL_SRCS := tools/acpidump.c arch/x86/acpi.c trace/format.c
+ACPI_TOOL_SRCS := tools/acpidump.c arch/x86/acpi.c lib/format.c
 $(eval $(call host_prog,$(BUILD)/tools/baretrace-acpi,$(BUILD)/obj/baretrace-acpi,\
 	tools/baretrace-acpi.c $(ACPI_TOOL_SRCS),$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror \
 	-Wno-array-bounds -Iinclude -Iarch/x86/include))
@@ -397,7 +400,7 @@ $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_dump,$(BUILD)/obj/fuzz_dump,$(FUZZ_SR
 # The persistent range's validator (tests/host/fuzz_persist.c), FUZZ_PERSIST_TIME seconds.
 FUZZ_PERSIST_TIME ?= 10
 FUZZ_PERSIST_SRCS := tests/host/fuzz_persist.c trace/persist.c trace/ring_walk.c \
-	trace/ring_buffer.c trace/crc32.c
+	trace/ring_buffer.c lib/crc32.c
 $(eval $(call host_prog,$(BUILD)/fuzz/fuzz_persist,$(BUILD)/obj/fuzz_persist,$(FUZZ_PERSIST_SRCS),\
 	$(FUZZ_CC) -Itests/host/include))
 .PHONY: fuzz-persist

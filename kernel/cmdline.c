@@ -4,7 +4,7 @@
  * code, tested on the host.
  */
 #include "kernel/cmdline.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 
 #define TOKEN_MAX	256

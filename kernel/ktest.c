@@ -3,7 +3,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/ktest.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 
 extern const struct ktest __start_ktests[];

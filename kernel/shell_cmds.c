@@ -35,8 +35,9 @@ static int cmd_clock(int argc, char **argv)
 		}
 		cprintf("clock: cpu=%u " CLOCK_CONV_FMT " tsc_skew_cycles=%lld "
 			"uncertainty_cycles=%lld trusted=%s\n", c, CLOCK_CONV_ARGS(conv),
-			(long long)pc->tsc_skew,
-			(long long)pc->tsc_skew_uncert, pc->tsc_trusted ? "yes" : "no");
+			(long long)per_cpu_ptr(tsc_skew, c)->skew,
+			(long long)per_cpu_ptr(tsc_skew, c)->uncert,
+			per_cpu_ptr(tsc_skew, c)->trusted ? "yes" : "no");
 	}
 	clock_watchdog_print();
 	return 0;

@@ -18,7 +18,7 @@ checks=(
 	"include/trace/clock.h: $B/tools/baretrace-decode $B/host/test_clock $B/host/test_dump"
 	"include/kernel/cmdline.h: $B/host/test_cmdline"
 	"arch/x86/include/arch/local_ops.h: $B/host/test_ring $B/host/test_ring_stress $B/host/test_ring_inject"
-	"include/trace/format.h: $B/tools/baretrace-decode $B/host/test_kprintf $B/host/test_cmdline"
+	"include/lib/format.h: $B/tools/baretrace-decode $B/host/test_kprintf $B/host/test_cmdline"
 )
 
 ref=$(mktemp)

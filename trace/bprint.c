@@ -4,7 +4,7 @@
  */
 #include <stdbool.h>
 #include "trace/bprint.h"
-#include "trace/format.h"
+#include "lib/format.h"
 
 /* One conversion of a format, as parsed. */
 struct spec {

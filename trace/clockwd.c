@@ -1,5 +1,5 @@
 /*
- * Clock watchdog arithmetic (the kernel side is arch/x86/clockwd.c).
+ * Clock watchdog arithmetic (the kernel side is arch/x86/time/clockwd.c).
  *
  * What is compared.  At calibration every reference present measured the
  * TSC's rate: base_hz, within base_err.  The watchdog measures it again
@@ -58,7 +58,7 @@
  * skew, |s1 - s0| <= u0 + u1; more than that, and it changed.
  */
 #include "trace/clockwd.h"
-#include "trace/format.h"
+#include "lib/format.h"
 
 #define PPB		1000000000ull
 #define FS_PER_S	1000000000000000ull

@@ -37,8 +37,8 @@
  */
 #include <stdarg.h>
 
-#include <trace/format.h>
-#include <trace/crc32.h>
+#include <lib/format.h>
+#include <lib/crc32.h>
 #include <trace/dump_pack.h>
 #include <trace/dump_read.h>
 

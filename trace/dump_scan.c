@@ -8,7 +8,7 @@
  * a PAGE frame could start), then that the frame fits in the capture,
  * then the CRC.  Only a frame that passes all of that is skipped whole.
  */
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 #include "dump_scan.h"
 

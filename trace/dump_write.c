@@ -8,7 +8,7 @@
  * (4 little-endian bytes each): a reader that recomputes it over what it
  * received knows that it received exactly those frames, in that order.
  */
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/dump_write.h>
 
 /* Write one frame made of two payload pieces (either may be empty). */

@@ -4,7 +4,7 @@
  * payload from a damaged capture can be rejected but never read past.
  */
 #include "trace/event_fmt.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "trace/ring_format.h"
 
 static uint64_t load_le(const uint8_t *p, uint32_t size)

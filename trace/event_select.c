@@ -4,7 +4,7 @@
  * it, so a refused list changes nothing.
  */
 #include "trace/event_select.h"
-#include "trace/format.h"
+#include "lib/format.h"
 
 /*
  * Glob match without recursion: on a mismatch after a '*', retry with the

@@ -13,7 +13,7 @@
  * The group's length is taken on the unwidened ends (last end minus first
  * start): what the CPUs' own clocks saw, not the error bars.
  */
-#include "trace/format.h"
+#include "lib/format.h"
 #include "trace/lab.h"
 
 static bool parse_dec(const char **p, uint64_t max, uint64_t *out)

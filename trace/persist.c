@@ -4,7 +4,7 @@
  * the previous boot left, the host tests on damaged copies.
  */
 #include <stddef.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/persist.h>
 
 const char *const persist_end_names[PERSIST_END_COUNT] = {

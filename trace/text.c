@@ -26,7 +26,7 @@
  */
 #include <stdarg.h>
 
-#include <trace/format.h>
+#include <lib/format.h>
 #include <trace/text.h>
 #include <trace/event_select.h>
 #include <trace/text_ftrace.h>
@@ -107,23 +107,6 @@ static void line_put(struct text_line *l, const struct trace_sink *out)
 }
 
 /* ---- events ---- */
-
-char trace_ctx_flag(uint32_t ctx)
-{
-	static const char flags[4] = { '.', 's', 'h', 'z' };
-
-	return ctx < 4 ? flags[ctx] : '?';
-}
-
-const char *trace_ctx_name(uint32_t ctx)
-{
-	return ctx < 4 ? trace_ctx_names[ctx] : "?";
-}
-
-uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx)
-{
-	return 1u + 4u * cpu + (ctx < 4 ? ctx : 0);
-}
 
 /* ---- clocks ---- */
 

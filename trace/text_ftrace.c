@@ -1,9 +1,10 @@
 /*
  * The function tracer's events as text: formats in <trace/text_ftrace.h>.
  * Portable (kernel and host); only the catalog's descriptions are used.
+ * A leaf of the text dump: trace/text.c calls it, it calls nothing there
+ * (the context names and pids it shares with text.c are <trace/events.h>'s).
  */
-#include <trace/format.h>
-#include <trace/text.h>
+#include <lib/format.h>
 #include <trace/text_ftrace.h>
 
 #define GRAPH_INDENT_MAX	64	/* depths past this print at this indent */

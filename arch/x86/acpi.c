@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <arch/acpi.h>
 #include "kernel/console.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 
 #define RSDP_SIG		"RSD PTR "

@@ -38,7 +38,7 @@
 #include "kernel/console.h"
 #include "kernel/fbcon.h"
 #include "kernel/font.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 
 #define MAX_FOUND	12

@@ -5,7 +5,7 @@
  * (arch/x86/text_patch.c, whose invariants J1..J7 hold for them).
  *
  * Contract: arch_ftrace_apply() runs in task context, one caller at a time
- * (the tracer's lock, kernel/tracer/ftrace.c); the static-key patcher may
+ * (the tracer's lock, kernel/tracer/ftrace/ftrace.c); the static-key patcher may
  * finish its own batch at the same time on another CPU: the engine allows
  * it (disjoint sites, each sync answered by both).
  * Any CPU may run any site meanwhile, from any context, the patching CPU

@@ -1,9 +1,9 @@
-; The function tracer's trampolines (kernel/tracer/ftrace.c, docs/ftrace.md).
+; The function tracer's trampolines (kernel/tracer/ftrace/ftrace.c, docs/ftrace.md).
 ;
 ; ftrace_caller (function) and ftrace_graph_caller (function_graph): where
 ; an enabled site's `call rel32` goes, at the very start of a traced
 ; function, before its prologue; the tracer chooses which by rewriting the
-; sites (kernel/tracer/ftrace.c), so neither reads the mode. Each starts
+; sites (kernel/tracer/ftrace/ftrace.c), so neither reads the mode. Each starts
 ; with a static-key site of its event's key (KEY_ON): while the event is
 ; disabled, the C path (which finds it disabled). Stack on entry:
 ;
@@ -36,7 +36,7 @@
 ;   ftrace.graph_function is set; a C hook of this level running makes the
 ;   word 2^32 or more, and a CPU without stacks points at a stack that is
 ;   always full); then the frame pushed in G1's order (frame, depth, slot:
-;   kernel/tracer/ftrace.c), and funcgraph_entry written as `function`'s
+;   kernel/tracer/ftrace/ftrace.c), and funcgraph_entry written as `function`'s
 ;   event is, with one clock read for both the event's stamp and the
 ;   frame's calltime. Anything else goes to the full path before a thing
 ;   has changed; the reservation's slow paths after the push go to

@@ -92,7 +92,7 @@ isr_common:
 	iretq
 
 ; The #BP and #UD path. The only #UD that returns is a TSC read rewritten by
-; inject.tsc_skew (arch/x86/tsc_inject.c), the only #BP (ktests aside) a
+; inject.tsc_skew (arch/x86/time/tsc_inject.c), the only #BP (ktests aside) a
 ; static-key site being patched (arch/x86/jump_label.c), and either may sit
 ; in an NMI handler:
 ; an iretq there would end the CPU's NMI blocking early, and the next NMI

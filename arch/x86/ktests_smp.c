@@ -303,7 +303,8 @@ KTEST(cross_cpu_order)
 			if (a == b || !cpus[a] || !cpus[b] || !cpus[a]->online || !cpus[b]->online)
 				continue;
 			/* Untrusted clocks are reported at boot and never merged. */
-			if (!cpus[a]->tsc_trusted || !cpus[b]->tsc_trusted) {
+			if (!per_cpu_ptr(tsc_skew, a)->trusted ||
+			    !per_cpu_ptr(tsc_skew, b)->trusted) {
 				untrusted++;
 				continue;
 			}

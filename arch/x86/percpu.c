@@ -100,7 +100,6 @@ static void init_area(struct percpu *pc, uint32_t cpu, uint32_t apic_id, uint32_
 	pc->cpu = cpu;
 	pc->apic_id = apic_id;
 	pc->acpi_uid = uid;
-	pc->tsc_trusted = cpu == 0;
 	build_gdt(pc);
 	cpus[cpu] = pc;
 	if (cpu + 1 > cpu_count)

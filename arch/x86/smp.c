@@ -209,7 +209,6 @@ void smp_init(void)
 				printk("smp: no memory for cpu %u; not started\n", next);
 				break;
 			}
-			pc->tsc_inject = tsc_inject_skew(next);
 			cpu_hooks_prepare(next);	/* e.g. its trace buffer's memory */
 			if (!start_ap(pc)) {
 				printk("smp: apic_id=%u did not answer within %u ms; skipped\n",

@@ -13,32 +13,31 @@
  * address. Each step is checked (aligned, inside the identity map, moving up
  * the stack) so a corrupt chain ends the walk rather than faulting again.
  *
- * Under function_graph a traced function's return slot holds the return
- * trampoline (ftrace_return_to_handler), and the real address is on the
- * shadow stack of the context level the call was made at: the walk asks
- * the function tracer for it (ftrace_graph_ret_addr()), as Linux's
- * unwinder does. It starts at the level the report runs at, which is the
- * trapped code's: exceptions keep the level they interrupt, and the
- * watchdog reports from its NMI before trap_dispatch() raises the level.
- * It only ever moves down: the chain leaves an interrupt handler's frames
- * (trap_dispatch() keeps the interrupted rbp) for those of the code the
- * interrupt stopped, never the other way.
+ * A subsystem may have taken a return slot over (function_graph puts its
+ * return trampoline there): each return address read is handed to the
+ * trap hooks' unwind(), which give the real one back, as Linux's unwinder
+ * asks the function tracer. The walk runs at the level the report runs
+ * at, which is the trapped code's: exceptions keep the level they
+ * interrupt, and the watchdog reports from its NMI before trap_dispatch()
+ * calls the hooks' enter(). It only ever moves down the stack: the chain
+ * leaves an interrupt handler's frames (trap_dispatch() keeps the
+ * interrupted rbp) for those of the code the interrupt stopped.
+ *
+ * Traps know no subsystem: interrupt context and return addresses reach
+ * them through TRAP_HOOK() (<arch/trap.h>), as CPU bring-up's do through
+ * CPU_HOOK().
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <arch/cpu.h>
 #include <arch/exit.h>
-#include <arch/ftrace.h>
 #include <arch/percpu.h>
 #include <arch/trap.h>
 #include <arch/lapic.h>
-#include <arch/watchdog.h>
 #include "kernel/console.h"
-#include "kernel/ftrace.h"
 #include "kernel/ksyms.h"
 #include "kernel/panic.h"
-#include "kernel/trace_ctx.h"
 
 #define BACKTRACE_MAX	32
 #define MAPPED_LIMIT	0x100000000ull	/* the boot identity map: 4 GiB */
@@ -70,31 +69,21 @@ static void print_addr(const char *label, uint64_t addr)
 		printk("%s 0x%016llx ?\n", label, (unsigned long long)addr);
 }
 
-/* Where the walk is on the shadow stacks: one CPU's, level and place. */
-struct graph_walk {
-	uint32_t cpu;		/* whose stacks */
-	uint32_t level;		/* the context level searched now */
-	int idx;		/* ftrace_graph_ret_addr()'s place on that level */
-};
+extern const struct trap_hook __start_trap_hooks[], __stop_trap_hooks[];
+_Static_assert(sizeof(struct trap_hook) == 40, "linker.ld's TRAP_HOOKS_MAX bound counts 40 bytes");
 
-/* ret from the slot at slot, mapped back if function_graph took it over. */
-static uint64_t graph_ret(struct graph_walk *g, uint64_t ret, const uint64_t *slot)
+/* ret from the slot at slot, as the hook that took the slot over (if any) maps it back. */
+static uint64_t unwind_ret(struct trap_unwind *u, uint64_t ret, const uint64_t *slot)
 {
-	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler)
-		return ret;
-	for (;;) {
-		uint64_t r = ftrace_graph_ret_addr(g->cpu, g->level, &g->idx, ret, slot);
-
-		if (r != ret || g->level == 0)
-			return r;	/* found, or on no level: printed as it is */
-		g->level--;		/* not this level's: an interrupted context's */
-		g->idx = 0;
-	}
+	for (const struct trap_hook *h = __start_trap_hooks; h < __stop_trap_hooks; h++, u++)
+		if (h->unwind)
+			ret = h->unwind(u, ret, slot);
+	return ret;
 }
 
 static void backtrace(uint64_t rbp)
 {
-	struct graph_walk g = { this_cpu()->cpu, this_cpu_read(trace_ctx.level), 0 };
+	struct trap_unwind u[TRAP_HOOKS_MAX] = { 0 };
 
 	for (int depth = 0; depth < BACKTRACE_MAX && rbp; depth++) {
 		if (rbp & 7 || rbp + 16 > MAPPED_LIMIT || rbp < 0x1000) {
@@ -103,7 +92,7 @@ static void backtrace(uint64_t rbp)
 			return;
 		}
 		uint64_t next = ((uint64_t *)rbp)[0];
-		uint64_t ret = graph_ret(&g, ((uint64_t *)rbp)[1], (uint64_t *)rbp + 1);
+		uint64_t ret = unwind_ret(u, ((uint64_t *)rbp)[1], (uint64_t *)rbp + 1);
 		if (!ret)
 			return;
 		print_addr("  ", ret);
@@ -191,44 +180,47 @@ void trap_set_handler(unsigned vector, trap_handler_t h)
 }
 
 /*
- * The one entry for every vector. It keeps the per-CPU nesting depths that
- * tracing uses to tell which context a writer runs in (task, IRQ, NMI),
- * and is the place to instrument interrupt entry and exit.
+ * An IRQ or NMI handler h at level, between the trap hooks' enter() and
+ * leave() (reverse order), each with its slot on this stack.
+ */
+static void run_at_level(trap_handler_t h, struct trap_frame *f, uint32_t level)
+{
+	struct trap_hook_save save[TRAP_HOOKS_MAX];
+	const struct trap_hook *k;
+
+	for (k = __start_trap_hooks; k < __stop_trap_hooks; k++)
+		if (k->enter)
+			k->enter(level, &save[k - __start_trap_hooks]);
+	h(f);
+	while (k-- > __start_trap_hooks)
+		if (k->leave)
+			k->leave(&save[k - __start_trap_hooks]);
+}
+
+/*
+ * The one entry for every vector. It keeps the per-CPU nesting depths and
+ * tells the trap hooks which context level a handler runs at (task, IRQ,
+ * NMI): the place to instrument interrupt entry and exit.
  */
 void trap_dispatch(struct trap_frame *f)
 {
 	trap_handler_t h = f->vector < 256 ? handlers[f->vector] : 0;
 	struct percpu *pc = this_cpu();
 
-	/*
-	 * The watchdog's NMI and probe first, before anything is counted,
-	 * traced or handed to a handler: the watchdog must not show in what
-	 * tests count (arch/x86/watchdog.c).
-	 */
-	if (f->vector == VEC_NMI && watchdog_nmi(f))
-		return;
-	if (f->vector == VEC_WATCHDOG) {
-		watchdog_probe_taken();
-		return;
-	}
-	if (f->vector >= VEC_FIRST_IRQ)
-		watchdog_touch();	/* an interrupt taken: a sign of life */
+	/* The hooks' claims first, before anything is counted, traced or handled. */
+	for (const struct trap_hook *k = __start_trap_hooks; k < __stop_trap_hooks; k++)
+		if (k->claim && k->claim(f))
+			return;
 	if (h) {
-		struct trace_ctx saved, *cur;
-
 		if (f->vector == VEC_NMI) {
 			pc->nmi_depth++;
 			pc->nmi_count++;
-			cur = trace_ctx_enter(pc, TRACE_LEVEL_NMI, &saved);
-			h(f);
-			trace_ctx_leave(cur, &saved);
+			run_at_level(h, f, TRACE_LEVEL_NMI);
 			pc->nmi_depth--;
 		} else if (f->vector >= VEC_FIRST_IRQ) {
 			pc->irq_depth++;
 			pc->irq_count++;
-			cur = trace_ctx_enter(pc, TRACE_LEVEL_IRQ, &saved);
-			h(f);
-			trace_ctx_leave(cur, &saved);
+			run_at_level(h, f, TRACE_LEVEL_IRQ);
 			pc->irq_depth--;
 		} else {
 			h(f);

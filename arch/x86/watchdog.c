@@ -262,3 +262,23 @@ notrace bool watchdog_nmi(struct trap_frame *f)
 	*copy = *f;
 	call_on_stack(report, copy, sp);
 }
+
+/*
+ * Traps' first look (TRAP_HOOK, <arch/trap.h>): the watchdog's NMI and
+ * probe are its alone, and any interrupt is a sign of life. Before
+ * anything is counted or traced: the watchdog must not show in what tests
+ * count.
+ */
+static notrace bool watchdog_trap_claim(struct trap_frame *f)
+{
+	if (f->vector == VEC_NMI && watchdog_nmi(f))
+		return true;
+	if (f->vector == VEC_WATCHDOG) {
+		watchdog_probe_taken();
+		return true;
+	}
+	if (f->vector >= VEC_FIRST_IRQ)
+		watchdog_touch();	/* an interrupt taken: a sign of life */
+	return false;
+}
+TRAP_HOOK(watchdog, .name = "watchdog", .claim = watchdog_trap_claim);

@@ -60,7 +60,7 @@ static __always_inline uint64_t bench_ent_head_ctx(uint64_t head)
 }
 
 /*
- * __trace_bench() of <kernel/trace_events.h> (TRACE_EVENT(bench, bench,
+ * __trace_bench() of <kernel/event_writers.h> (TRACE_EVENT(bench, bench,
  * F_U32(seq)): a fixed-size event in the inline form), line for line, for
  * the host: the record word and event header handed to the reservation as
  * one head word and stored with the delta in one 64-bit store, the context

@@ -1,5 +1,5 @@
 /*
- * The function tracer (kernel/tracer/ftrace.c; design in docs/ftrace.md).
+ * The function tracer (kernel/tracer/ftrace/ftrace.c; design in docs/ftrace.md).
  *
  * Every function of the traced files starts with a 5-byte NOP (a site).
  * A tracer other than nop turns the selected sites into calls of the

@@ -1,6 +1,6 @@
 /*
  * The function tracer's site table and filters, the portable half
- * (kernel/tracer/ftrace_sites.c): no x86 and no kernel service, so the
+ * (kernel/tracer/ftrace/ftrace_sites.c): no x86 and no kernel service, so the
  * host tests run it unchanged.
  *
  * A site is the 5 bytes of NOPs GCC puts at the entry of a function built

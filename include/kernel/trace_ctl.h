@@ -1,6 +1,6 @@
 /*
  * Which events record: one static key per event (trace_event_keys[], the
- * keys the generated writers of <kernel/trace_events.h> test), set from
+ * keys the generated writers of <kernel/event_writers.h> test), set from
  * `trace.events=` at boot and by the shell's `events` afterwards.  The
  * patterns are <trace/event_select.h>'s.
  */

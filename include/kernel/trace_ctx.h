@@ -2,8 +2,8 @@
  * The context trace writers run in, per CPU (the tracer's per-CPU
  * variables, kernel/tracer/trace_ctx.c): held in the forms writers use it,
  * so that each is one %gs-relative instruction, and switched whole by
- * interrupt entry and exit (trap_dispatch(): trace_ctx_enter() and
- * trace_ctx_leave(), the one place that instruments them).
+ * interrupt entry and exit (trace_ctx_enter() and trace_ctx_leave(), from
+ * the tracer's trap hook in trace_ctx.c, which trap_dispatch() calls).
  *
  *   trace_ctx              the current context: what writers read
  *   trace_ctx_stack[l]     this CPU's shadow stack at level l, for the
@@ -40,7 +40,7 @@ struct trace_ctx {
 	};
 	/*
 	 * This CPU's and context's function-graph shadow stack
-	 * (ftrace_stacks[cpu][level], kernel/tracer/ftrace.c), for the
+	 * (ftrace_stacks[cpu][level], kernel/tracer/ftrace/ftrace.c), for the
 	 * trampolines' one load; never NULL.
 	 */
 	struct ftrace_stack *graph_stack;

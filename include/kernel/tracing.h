@@ -97,6 +97,6 @@ static __always_inline uint64_t trace_ent_head_ctx(uint64_t head)
 	return this_cpu_or_into(trace_ctx.ent_hi, head);
 }
 
-#include "kernel/trace_events.h"	/* trace_<event>(fields...) */
+#include "kernel/event_writers.h"	/* trace_<event>(fields...) */
 
 #endif

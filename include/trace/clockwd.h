@@ -1,5 +1,5 @@
 /*
- * Clock watchdog arithmetic, shared by the kernel (arch/x86/clockwd.c) and
+ * Clock watchdog arithmetic, shared by the kernel (arch/x86/time/clockwd.c) and
  * the host tests: one watchdog interval between two bracketed readings of
  * a reference counter, the TSC rate it gives, how far that rate is from the
  * rate the same reference gave at calibration (the drift, in ppb) and the

@@ -47,7 +47,7 @@ TRACE_EVENT(bench, bench_u64, F_U64(value))
 TRACE_EVENT(bench, bench_str, F_STR(name, 16))
 
 /*
- * ftrace: the function tracer (kernel/tracer/ftrace.c, docs/ftrace.md).
+ * ftrace: the function tracer (kernel/tracer/ftrace/ftrace.c, docs/ftrace.md).
  * function: a traced function was called; printed "ip <-parent_ip".
  * funcgraph_entry/exit: function_graph's call and return of func at depth
  * (0 = outermost of its context level); cycles is the TSC time from entry

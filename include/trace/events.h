@@ -133,4 +133,27 @@ static inline const struct trace_event_def *trace_catalog_get(const struct trace
 /* Context names for text output, by level. */
 static const char *const trace_ctx_names[4] = { "task", "softirq", "irq", "nmi" };
 
+/* The flag character (trace/text.c's "..h." column) and name of a context level. */
+static inline char trace_ctx_flag(uint32_t ctx)
+{
+	static const char flags[4] = { '.', 's', 'h', 'z' };
+
+	return ctx < 4 ? flags[ctx] : '?';
+}
+
+static inline const char *trace_ctx_name(uint32_t ctx)
+{
+	return ctx < 4 ? trace_ctx_names[ctx] : "?";
+}
+
+/*
+ * The pid of a CPU's context, the same in the text ("irq/2-11") and the
+ * trace.dat (common_pid, saved cmdlines): 1 + 4 * cpu + context level
+ * (task 0, softirq 1, irq 2, nmi 3); a level past nmi counts as task.
+ */
+static inline uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx)
+{
+	return 1u + 4u * cpu + (ctx < 4 ? ctx : 0);
+}
+
 #endif

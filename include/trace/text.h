@@ -224,15 +224,4 @@ int trace_text_write(const struct trace_text_cpu *cpus, uint32_t nr_cpus,
 		     size_t scratch_size, const struct trace_sink *out,
 		     struct trace_text_summary *sum);
 
-/* The flag characters and context name of a known event (see above). */
-char trace_ctx_flag(uint32_t ctx);
-const char *trace_ctx_name(uint32_t ctx);
-
-/*
- * The pid of a CPU's context, the same in the text ("irq/2-11") and the
- * trace.dat (common_pid, saved cmdlines): 1 + 4 * cpu + context level
- * (task 0, softirq 1, irq 2, nmi 3); a level past nmi counts as task.
- */
-uint32_t trace_ctx_pid(uint32_t cpu, uint32_t ctx);
-
 #endif

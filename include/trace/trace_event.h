@@ -15,7 +15,7 @@
  *	pass           where                          makes
  *	id             <trace/events.h>               enum trace_event_id: TEV_<name>
  *	layout         <trace/events.h>               struct trace_ev_<name> (the record)
- *	writer         <kernel/trace_events.h>        trace_<name>(fields...) (kernel)
+ *	writer         <kernel/event_writers.h>       trace_<name>(fields...) (kernel)
  *	description    trace/event_catalog.c          struct trace_event_def per event
  *
  * Fields, in record order (at most TRACE_EVENT_FIELDS_MAX):

@@ -179,10 +179,11 @@ static bool c2c_wait_side(unsigned cpu)
 /* A CPU's skew bound in ns, rounded up: its uncertainty, plus |skew| if none was applied. */
 static uint64_t c2c_cpu_bound(const struct percpu *pc)
 {
-	int64_t c = pc->tsc_skew_uncert;
+	const struct tsc_skew *sk = percpu_area_ptr(pc, tsc_skew);
+	int64_t c = sk->uncert;
 
-	if (!pc->tsc_trusted && pc->cpu != 0)
-		c += pc->tsc_skew < 0 ? -pc->tsc_skew : pc->tsc_skew;
+	if (!sk->trusted && pc->cpu != 0)
+		c += sk->skew < 0 ? -sk->skew : sk->skew;
 	return (uint64_t)(((unsigned __int128)(uint64_t)c * 1000000000u + tsc.hz - 1) / tsc.hz);
 }
 

@@ -181,7 +181,7 @@ static void hwlat_flush_one(struct hwlat_cpu *r, const struct hwlat_raw *g, uint
 {
 	int64_t s = tsc_cycles_to_ns(g->prev), e = tsc_cycles_to_ns(g->now);
 	uint64_t len = e > s ? (uint64_t)(e - s) : 0;
-	int64_t u = (int64_t)((unsigned __int128)this_cpu()->tsc_skew_uncert * 1000000000u /
+	int64_t u = (int64_t)((unsigned __int128)this_cpu_ptr(tsc_skew)->uncert * 1000000000u /
 			      tsc.hz);
 
 	r->gaps++;

@@ -14,8 +14,8 @@
 #include <arch/percpu.h>
 #include "kernel/trace_ctx.h"
 #include "kernel/tracing.h"
-#include "kernel/trace_events.h"
-#include "ftrace_stack.h"
+#include "kernel/event_writers.h"
+#include "ftrace/ftrace_stack.h"
 
 /*
  * A line `->NAME value text` in the compiler's output; %c prints the

@@ -35,7 +35,7 @@
 #include "kernel/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 #include "kernel/shell.h"
 #include "kernel/tracing.h"

@@ -1,6 +1,6 @@
 /*
  * The benchmark's loops over the kernel's own writers: the generated
- * trace_<name>() of <kernel/trace_events.h> and trace_printk(), compiled
+ * trace_<name>() of <kernel/event_writers.h> and trace_printk(), compiled
  * with the kernel's ordinary flags, so that each loop measures exactly
  * what a call site in kernel code costs (its stamp, its reservation on
  * this CPU's buffer, its context level, its stores).  bench.c runs them

@@ -22,7 +22,7 @@
 #include "kernel/trace_ctl.h"
 #include "kernel/trace_printk.h"
 #include "kernel/tracing.h"
-#include "trace/format.h"
+#include "lib/format.h"
 
 #define TP_EVENTS	200000u
 

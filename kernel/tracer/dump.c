@@ -36,7 +36,7 @@
 #include "kernel/tracing.h"
 #include "trace/dump_rb.h"
 #include "trace/dump_write.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "trace/ring_walk.h"
 #include "trace/text.h"
 #include <usb/stick.h>
@@ -249,9 +249,11 @@ void dump_cpu_clock(uint32_t c, struct dump_clock *out)
 	if (pc && tsc.hz && clock_latch_read(per_cpu_ptr(tsc_clock, c), &out->conv))
 		memset(&out->conv, 0, sizeof(out->conv));	/* torn: say "none" */
 	else if (pc && tsc.hz) {
-		out->skew_cycles = pc->tsc_skew;
-		out->skew_uncert_cycles = pc->tsc_skew_uncert;
-		if (pc->tsc_trusted)
+		const struct tsc_skew *sk = percpu_area_ptr(pc, tsc_skew);
+
+		out->skew_cycles = sk->skew;
+		out->skew_uncert_cycles = sk->uncert;
+		if (sk->trusted)
 			out->flags |= DUMP_CLOCK_TRUSTED;
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * ktests of per-event enable and disable (kernel/tracer/events_ctl.c):
+ * ktests of per-event enable and disable (kernel/tracer/trace_ctl.c):
  * demo:mark flipped thousands of times while every CPU records it.
  */
 #include <stddef.h>

@@ -462,7 +462,7 @@ static bool build(uint32_t n, int mode)
  * tracing_init(); the boot CPU's buffer and its events stay as they are.
  */
 /*
- * The tracer's policy for the clock watchdog (arch/x86/clockwd.c), which
+ * The tracer's policy for the clock watchdog (arch/x86/time/clockwd.c), which
  * decides nothing for it.  Its clocks are in use while recording: that is
  * when a check protects anything.  A CPU's clock found untrustworthy:
  * recording goes on, since its events still order among themselves and

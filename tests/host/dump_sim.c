@@ -126,7 +126,7 @@ static inline uint64_t trace_ent_head_ctx(uint64_t head)
 	return head | (uint64_t)trace_ent_ctx(host_trace_level) << 32;
 }
 #define trace_event_enabled(name)	1	/* every event on */
-#include "kernel/trace_events.h"
+#include "kernel/event_writers.h"
 
 static const char *const sim_paths[] = {
 	"/", "/boot/grub", "/a/path/much/longer/than/sixteen", "", "tab\there",

@@ -22,7 +22,7 @@
 #include <block/part.h>
 #include <block/stick_err.h>
 #include <block/tracefile.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 #define BS		512u
 #define MAX_RECS	256u

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/dump_pack.h>
 #include <trace/dump_read.h>
 #include <trace/text.h>

@@ -31,7 +31,7 @@
 #include <cmocka.h>
 
 #include <arch/acpi.h>
-#include "trace/format.h"
+#include "lib/format.h"
 
 extern uint64_t acpi_mapped_limit;
 

@@ -16,7 +16,7 @@
 #include <block/part.h>
 #include <block/stick_err.h>
 #include <block/tracefile.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 /* ---- a RAM disk ------------------------------------------------------ */
 

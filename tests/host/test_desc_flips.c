@@ -50,7 +50,7 @@
 #include "ctf.h"
 #include "desc_check.h"
 #include "dump_sim.h"
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/dump_read.h>
 
 #define MAX_FRAMES	256

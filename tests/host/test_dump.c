@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "dump_sim.h"
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/dump_pack.h>
 #include <trace/dump_read.h>
 #include <trace/events.h>

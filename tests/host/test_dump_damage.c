@@ -18,7 +18,7 @@
 
 #include "dump_sim.h"
 #include <trace/dump_pack.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/dump_read.h>
 
 #define MAX_FRAMES	512

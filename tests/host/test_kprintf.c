@@ -1,5 +1,5 @@
 /*
- * Host tests of the kernel formatter (trace/format.c), built from the
+ * Host tests of the kernel formatter (lib/format.c), built from the
  * kernel's own source under ASan and UBSan.
  *
  * The reference is glibc's snprintf: every conversion kprintf claims to
@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "trace/format.h"
+#include "lib/format.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define OUT_MAX		512

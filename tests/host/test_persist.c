@@ -21,7 +21,7 @@
 
 #define TRACE_ARCH_HOST_DEFINE
 #include <arch/trace_arch.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 #include <trace/persist.h>
 
 #define NCPUS	2

@@ -1,5 +1,5 @@
 /*
- * Host test of the PIT calibration windows (arch/x86/pit.c) against a
+ * Host test of the PIT calibration windows (arch/x86/time/pit.c) against a
  * model: a TSC at exactly 1 GHz (1 cycle = 1 ns of model time) and an 8254
  * channel 2 counting at 1e15 / PIT_PERIOD_FS Hz.  Each rdtsc costs 10 ns,
  * each port access 500 ns, as on a slow bus.  A "steal" (an SMI, the

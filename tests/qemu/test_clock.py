@@ -32,7 +32,7 @@ def check_summary(r):
     return s
 
 
-# arch/x86/tsc.c's order of the references (ties go to the first) and the
+# arch/x86/time/tsc.c's order of the references (ties go to the first) and the
 # ones whose rate the architecture fixes (docs/clock.md).
 REF_ORDER = ("pit", "hpet", "pmtimer", "cpuid")
 FIXED_RATE = {"pit", "pmtimer"}

@@ -2,7 +2,7 @@
  * Clock watchdog (clock.watchdog_ms=): while tracing, the TSC's rate is
  * compared with the HPET or PM timer and each AP's skew is measured again;
  * a drift or a skew change beyond its bound is reported and the clocks it
- * touches are marked untrusted.  See arch/x86/clockwd.c and docs/clock.md.
+ * touches are marked untrusted.  See arch/x86/time/clockwd.c and docs/clock.md.
  */
 #ifndef ARCH_CLOCKWD_H
 #define ARCH_CLOCKWD_H
@@ -16,7 +16,7 @@
  * and decides nothing for it:
  *   in_use()		are the clocks stamping anything now?  Checks run only
  *			while they are; an interval starts afresh after.
- *   untrusted(cpu)	the watchdog has just cleared cpu's tsc_trusted; what
+ *   untrusted(cpu)	the watchdog has just cleared cpu's tsc_skew.trusted; what
  *			follows for what was stamped is the client's call.
  * One client, registered before the first poll; without one nothing is
  * in use and nothing is checked.

@@ -7,7 +7,7 @@
  *   struct percpu (one per CPU, page-aligned)
  *   +0     self            -- %gs:0
  *   +8     cpu             -- logical id, 0 = boot CPU
- *   ...    identity, interrupt nesting, TSC skew, cross-CPU calls
+ *   ...    identity, interrupt nesting, cross-CPU calls
  *   ...    GDT, TSS, IST stacks (cold)
  *   +PERCPU_VARS_OFFSET  the subsystems' per-CPU variables (DEFINE_PER_CPU, below)
  */
@@ -44,13 +44,6 @@ struct percpu {
 	uint64_t nmi_count;		/* NMIs taken */
 	uint64_t timer_ticks;		/* LAPIC timer interrupts */
 	uint64_t ipi_count;		/* call-function IPIs taken */
-
-	/* TSC against the boot CPU (cycles; this CPU's TSC minus cpu 0's). */
-	int64_t tsc_skew;		/* measured offset */
-	int64_t tsc_skew_uncert;	/* its bound */
-	uint64_t tsc_warps;		/* backwards steps seen in the warp test */
-	bool tsc_trusted;		/* skew bounded and no warps */
-	int64_t tsc_inject;		/* inject.tsc_skew added to every TSC read (test facility) */
 
 	/* Cross-CPU calls: the owner runs fn(arg) from its idle loop. */
 	void (*volatile call_fn)(void *);	/* pending work, NULL = none */

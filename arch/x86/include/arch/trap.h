@@ -2,7 +2,9 @@
 #ifndef ARCH_TRAP_H
 #define ARCH_TRAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include "baretrace/compiler.h"
 
 /* Layout fixed by isr.asm: keep both in step. */
 struct trap_frame {
@@ -26,6 +28,52 @@ _Static_assert(__builtin_offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm
 #define TRACE_LEVEL_TASK	0
 #define TRACE_LEVEL_IRQ		2
 #define TRACE_LEVEL_NMI		3
+
+/*
+ * Trap hooks: a subsystem that owns some traps (the watchdog's NMI), keeps
+ * state by interrupt context, or takes over return addresses, registers
+ * what traps must do for it with
+ * TRAP_HOOK() in the "trap_hooks" linker section, next to its code (as
+ * CPU_HOOK() does for bring-up); traps call every hook in link order and
+ * know none of them:
+ *
+ *   claim(f)            first, before anything is counted, traced or
+ *                       handed to a handler: true if trap f was the
+ *                       hook's alone (then nothing else sees it)
+ *   enter(level, save)  an IRQ or NMI handler is about to run at level
+ *                       (TRACE_LEVEL_IRQ, TRACE_LEVEL_NMI) on this CPU;
+ *                       save is the hook's own slot on this interrupt's
+ *                       stack, for what leave puts back
+ *   leave(save)         that handler has returned (reverse link order)
+ *   unwind(u, ret, slot)  the backtrace read return address ret from the
+ *                       stack word at slot: the real one if the hook took
+ *                       that slot over, else ret; u is the hook's state
+ *                       for this walk, zero at its start
+ *
+ * Any of them may be NULL. Hooks run in NMI context: no locks. At most
+ * TRAP_HOOKS_MAX (linker.ld checks).
+ */
+#define TRAP_HOOKS_MAX	4
+
+struct trap_hook_save {
+	uint64_t word[4];		/* the hook's own; at least its saved context */
+};
+
+struct trap_unwind {
+	uint64_t word[2];		/* the hook's own; zero when a walk starts */
+};
+
+struct trap_hook {
+	const char *name;					/* the subsystem */
+	bool (*claim)(struct trap_frame *f);			/* or NULL */
+	void (*enter)(uint32_t level, struct trap_hook_save *save);	/* or NULL */
+	void (*leave)(const struct trap_hook_save *save);	/* or NULL */
+	uint64_t (*unwind)(struct trap_unwind *u, uint64_t ret, const uint64_t *slot); /* or NULL */
+};
+
+#define TRAP_HOOK(id, ...)						\
+	static const struct trap_hook __trap_hook_##id			\
+	__section("trap_hooks") __used __aligned(8) = { __VA_ARGS__ }
 
 typedef void (*trap_handler_t)(struct trap_frame *f);
 

@@ -29,6 +29,20 @@ extern struct clock_latch tsc_clock_boot;	/* the boot CPU's conversion */
 /* Each CPU's own conversion (per-CPU; written by its CPU, read by any). */
 DECLARE_PER_CPU(struct clock_latch, tsc_clock);
 
+/*
+ * Each CPU's TSC against the boot CPU's (per-CPU, tsc_sync.c's): cycles,
+ * this CPU's TSC minus cpu 0's. Written by the boot CPU when it measures
+ * an AP (before the AP's clock is set), trusted cleared by the clock
+ * watchdog; read by any CPU. The boot CPU's is 0 and trusted (tsc_init()).
+ */
+struct tsc_skew {
+	int64_t skew;			/* measured offset */
+	int64_t uncert;			/* its bound */
+	uint64_t warps;			/* backwards steps seen in the warp test */
+	bool trusted;			/* skew bounded and no warps */
+};
+DECLARE_PER_CPU(struct tsc_skew, tsc_skew);
+
 enum { TSC_REF_PIT, TSC_REF_HPET, TSC_REF_PMTIMER, TSC_REF_CPUID };
 
 /* ms of TSC time in cycles (3 GHz assumed before calibration): a wait's bound. */

@@ -1,7 +1,7 @@
 /*
  * Test facility inject.tsc_skew=<cycles>: every AP's TSC, as every reader
  * in the kernel sees it (trace stamps included), runs that many cycles
- * ahead of the boot CPU's. See arch/x86/tsc_inject.c.
+ * ahead of the boot CPU's. See arch/x86/time/tsc_inject.c.
  */
 #ifndef ARCH_TSC_INJECT_H
 #define ARCH_TSC_INJECT_H
@@ -17,7 +17,7 @@
  */
 bool tsc_inject_init(void);
 
-/* The skew to store in CPU cpu's percpu.tsc_inject before it starts (0: none). */
+/* The skew to store in CPU cpu's offset before it starts (its CPU hook) (0: none). */
 int64_t tsc_inject_skew(unsigned cpu);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * Every instruction in the kernel that reads the TSC (rdtsc, rdtscp) is
  * listed in the tsc_sites section, so that a test facility can find them
- * all: inject.tsc_skew (arch/x86/tsc_inject.c) rewrites them to trap and
+ * all: inject.tsc_skew (arch/x86/time/tsc_inject.c) rewrites them to trap and
  * adds a per-CPU offset. Listing a site adds no instruction: the record
  * goes to a data section, the code is byte for byte what it was.
  *

@@ -7,7 +7,7 @@
  *
  * TRACE_STAMP selects the instruction: 0 rdtsc (the kernel's), 1 rdtscp,
  * 2 lfence; rdtsc.  TRACE_STAMP_CONVERT=1 converts to ns on the write path
- * (tsc_cycles_to_ns(), arch/x86/tsc.c) instead of leaving it to the reader.
+ * (tsc_cycles_to_ns(), arch/x86/time/tsc.c) instead of leaving it to the reader.
  *
  * How: the kernel's header is included with its two clock hooks renamed
  * out of the way, then they are defined again here; every other hook is

@@ -1,7 +1,7 @@
 /*
  * arch/io.h for the PIT host test: port accesses reach a model of the
  * 8254's channel 2 and port 0x61 (tests/host/test_pit.c), so that
- * arch/x86/pit.c runs unchanged against a clock the test controls.
+ * arch/x86/time/pit.c runs unchanged against a clock the test controls.
  */
 #ifndef ARCH_IO_H
 #define ARCH_IO_H

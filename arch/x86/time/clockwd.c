@@ -5,7 +5,7 @@
  * against a reference counter (the HPET or the PM timer) and measures each
  * AP's TSC skew again.  A drift of the TSC's rate beyond its bound, or a
  * skew that moved beyond both measurements' bounds, is reported once and
- * the clocks it touches are marked untrusted (percpu.tsc_trusted, which
+ * the clocks it touches are marked untrusted (tsc_skew.trusted, which
  * dumps carry: clock=untrusted, the U flag, CLOCK frames without
  * DUMP_CLOCK_TRUSTED): every CPU's for a drift, since they share a rate;
  * the one CPU's for a skew change.  Each CPU's trust ends at the last check
@@ -304,10 +304,10 @@ static void ref_failed(int state, const struct clockwd_sample *s, int64_t ticks,
  */
 static void mark_untrusted(unsigned c, uint32_t why)
 {
-	struct percpu *pc = cpus[c];
+	struct tsc_skew *sk = per_cpu_ptr(tsc_skew, c);
 	struct cwd_cpu *k = &cwd_cpu[c];
 
-	if (!__atomic_load_n(&pc->tsc_trusted, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&sk->trusted, __ATOMIC_RELAXED))
 		return;
 	k->from_ns = k->good_ns;
 	k->found_ns = tsc_cycles_to_ns(wd.base.tsc_before);	/* this check's read */
@@ -315,7 +315,7 @@ static void mark_untrusted(unsigned c, uint32_t why)
 		k->found_ns = k->from_ns;	/* the boot CPU's own clock moved back */
 	/* Release: pairs with the acquire in clock_watchdog_untrusted(). */
 	__atomic_store_n(&k->why, why, __ATOMIC_RELEASE);
-	__atomic_store_n(&pc->tsc_trusted, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&sk->trusted, false, __ATOMIC_RELAXED);
 	/* The flag first (dumps read it), then the client, whose call the rest is. */
 	if (client && client->untrusted)
 		client->untrusted(c);
@@ -400,7 +400,6 @@ static void report_drift(const struct clockwd_drift *d)
 /* Re-measure AP c's skew into *k (answered false: no figures this time). */
 static void check_skew(unsigned c, bool quiet, struct clockwd_skew_check *k)
 {
-	struct percpu *pc = cpus[c];
 	struct cwd_cpu *kc = &cwd_cpu[c];
 	int64_t skew, uncert;
 	int r;
@@ -424,7 +423,8 @@ static void check_skew(unsigned c, bool quiet, struct clockwd_skew_check *k)
 	kc->skew = skew;
 	kc->uncert = uncert;
 	k->answered = true;
-	k->changed = clockwd_skew_changed(pc->tsc_skew, pc->tsc_skew_uncert, skew, uncert,
+	k->changed = clockwd_skew_changed(per_cpu_ptr(tsc_skew, c)->skew,
+					  per_cpu_ptr(tsc_skew, c)->uncert, skew, uncert,
 					  &k->change, &k->bound);
 	uint64_t mag = k->change < 0 ? 0 - (uint64_t)k->change : (uint64_t)k->change;
 	uint64_t worst = kc->worst_change < 0 ? 0 - (uint64_t)kc->worst_change :
@@ -438,15 +438,14 @@ static void check_skew(unsigned c, bool quiet, struct clockwd_skew_check *k)
 /* AP c's skew moved on its own: its clock alone is untrusted. */
 static void report_ap(unsigned c, const struct clockwd_skew_check *k)
 {
-	struct percpu *pc = cpus[c];
-
 	if (cwd_cpu[c].reported)
 		return;
 	cwd_cpu[c].reported = true;
 	mark_untrusted(c, CLOCK_UNTRUST_SKEW);
 	printk("clock: watchdog: cpu=%u tsc skew changed by %lld cycles (from %lld to %lld) "
 	       "exceeds bound %llu cycles: clock marked untrusted\n", c, (long long)k->change,
-	       (long long)pc->tsc_skew, (long long)cwd_cpu[c].skew, (unsigned long long)k->bound);
+	       (long long)per_cpu_ptr(tsc_skew, c)->skew, (long long)cwd_cpu[c].skew,
+	       (unsigned long long)k->bound);
 }
 
 /*

@@ -17,7 +17,7 @@
 #include "kernel/static_key.h"
 #include "kernel/trace_ctl.h"
 #include "kernel/tracing.h"
-#include "trace/format.h"
+#include "lib/format.h"
 
 struct static_key trace_event_keys[TEV_MAX];
 static uint8_t enabled[TEV_MAX];

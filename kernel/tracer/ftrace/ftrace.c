@@ -79,6 +79,7 @@
 #include <arch/ftrace.h>
 #include <arch/percpu.h>
 #include <arch/text_poke.h>
+#include <arch/trap.h>
 #include <arch/trace_arch.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
@@ -90,7 +91,7 @@
 #include "kernel/spinlock.h"
 #include "kernel/trace_ctx.h"
 #include "kernel/tracing.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "ftrace_stack.h"
 
 #define FTRACE_SITES_MAX	4096	/* table entries kept; more are dropped, reported */
@@ -744,6 +745,36 @@ uint64_t ftrace_graph_ret_addr(unsigned cpu, unsigned level, int *idx, uint64_t 
 	}
 	return ret;
 }
+
+/*
+ * The backtrace's view of function_graph (TRAP_HOOK, <arch/trap.h>): a
+ * slot holding the return trampoline maps back through the shadow stack
+ * of the level the call was made at. The walk starts at the level the
+ * report runs at (the trapped code's) and only moves down: a slot not
+ * found at a level is an interrupted context's.
+ *   u->word[0]  1 + the level searched now; 0 before the first trampoline
+ *   u->word[1]  ftrace_graph_ret_addr()'s place on that level
+ */
+static uint64_t ftrace_unwind(struct trap_unwind *u, uint64_t ret, const uint64_t *slot)
+{
+	unsigned cpu = this_cpu()->cpu;
+
+	if (ret != (uint64_t)(uintptr_t)ftrace_return_to_handler)
+		return ret;
+	if (!u->word[0])
+		u->word[0] = 1u + this_cpu_read(trace_ctx.level);
+	for (;;) {
+		int idx = (int)u->word[1];
+		uint64_t r = ftrace_graph_ret_addr(cpu, (unsigned)u->word[0] - 1, &idx, ret, slot);
+
+		u->word[1] = (uint64_t)idx;
+		if (r != ret || u->word[0] == 1)
+			return r;	/* found, or on no level: printed as it is */
+		u->word[0]--;		/* not this level's: an interrupted context's */
+		u->word[1] = 0;
+	}
+}
+TRAP_HOOK(ftrace, .name = "ftrace", .unwind = ftrace_unwind);
 
 uint64_t ftrace_site_of(const char *name)
 {

@@ -12,14 +12,14 @@
  * the length reserved, NUL-terminated.
  *
  * Each event has a static key (trace_event_keys[TEV_<name>], set by
- * `trace.events=` and the shell's `events`; kernel/tracer/events_ctl.c).
+ * `trace.events=` and the shell's `events`; kernel/tracer/trace_ctl.c).
  * A disabled event's call site is one 5-byte NOP that falls through to
  * "return -RB_EOFF"; enabled, the NOP is a jmp to the write.  A host
  * program that includes this file defines trace_event_enabled(name)
  * first (dump_sim.c: always true).
  */
-#ifndef KERNEL_TRACE_EVENTS_H
-#define KERNEL_TRACE_EVENTS_H
+#ifndef KERNEL_EVENT_WRITERS_H
+#define KERNEL_EVENT_WRITERS_H
 
 #include <stdint.h>
 #include "trace/events.h"

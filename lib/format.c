@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 #include <stdbool.h>
-#include "trace/format.h"
+#include "lib/format.h"
 
 struct out {
 	char *buf;		/* destination, may be NULL when size is 0 */

@@ -48,7 +48,7 @@
 #include <arch/tsc.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/kstring.h"
 
 #define TSC_ROUNDS		3
@@ -522,6 +522,7 @@ void tsc_init(void)
 {
 	int best = -1, want = clock_choice - 1;	/* -1 = auto */
 
+	this_cpu_ptr(tsc_skew)->trusted = true;	/* the reference: skew 0 by definition */
 	detect_properties();
 	if (user_hz) {
 		tsc.hz = user_hz;

@@ -46,7 +46,7 @@
 #include "kernel/console.h"
 #include "kernel/cpu_hooks.h"
 #include "kernel/spinlock.h"
-#include "smp_internal.h"
+#include "../smp_internal.h"
 
 #define PINGPONG_SAMPLES	2000
 #define PROBE_SAMPLES		8	/* alternating spin modes first */
@@ -57,6 +57,8 @@
 #define SYNC_WAIT_MS		5000
 #define SKEW_UNCERT_MAX_NS	20000	/* a bound worse than 20 us is not a bound */
 #define MSR_TSC_ADJUST		0x3B
+
+DEFINE_PER_CPU(struct tsc_skew, tsc_skew);	/* <arch/tsc.h> */
 
 enum sync_phase { SYNC_IDLE, SYNC_PINGPONG, SYNC_WARP, SYNC_ADJUST, SYNC_DONE };
 
@@ -354,12 +356,14 @@ bool smp_skew_bound_ok(uint64_t uncert_cycles, uint64_t hz)
  */
 int64_t smp_tsc_ahead_min(unsigned cpu)
 {
-	const struct percpu *to = cpu < MAX_CPUS ? cpus[cpu] : NULL, *from = this_cpu();
+	const struct percpu *pc = cpu < MAX_CPUS ? cpus[cpu] : NULL;
+	const struct tsc_skew *to, *from = this_cpu_ptr(tsc_skew);
 	__int128 d;
 
-	if (!to || to == from)
+	if (!pc || pc == this_cpu())
 		return 0;
-	d = (__int128)to->tsc_skew - to->tsc_skew_uncert - from->tsc_skew - from->tsc_skew_uncert;
+	to = percpu_area_ptr(pc, tsc_skew);
+	d = (__int128)to->skew - to->uncert - from->skew - from->uncert;
 	if (d > INT64_MAX)
 		return INT64_MAX;
 	return d < INT64_MIN ? INT64_MIN : (int64_t)d;
@@ -393,6 +397,7 @@ static bool set_cpu_clock(struct percpu *pc, const struct skew_sample *m, bool a
 
 void tsc_sync_measure(struct percpu *pc)
 {
+	struct tsc_skew *sk = percpu_area_ptr(pc, tsc_skew);
 	struct skew_sample m = { 0 };
 	uint64_t warps = 0, max_warp = 0;
 	const char *failed = NULL;
@@ -444,11 +449,10 @@ void tsc_sync_measure(struct percpu *pc)
 		failed = "leaving";
 	}
 
-	pc->tsc_skew = m.skew;
-	pc->tsc_skew_uncert = m.uncert;
-	pc->tsc_warps = warps;
-	pc->tsc_trusted = ok && clock && warps == 0 &&
-			  smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz);
+	sk->skew = m.skew;
+	sk->uncert = m.uncert;
+	sk->warps = warps;
+	sk->trusted = ok && clock && warps == 0 && smp_skew_bound_ok((uint64_t)m.uncert, tsc.hz);
 	printk("smp: cpu=%u apic_id=%u tsc_skew_cycles=%lld uncertainty_cycles=%lld warps=%llu\n",
 	       pc->cpu, pc->apic_id, (long long)m.skew, (long long)m.uncert,
 	       (unsigned long long)warps);

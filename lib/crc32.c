@@ -12,7 +12,7 @@
  * no 256 magic numbers to mistype; the host test checks it against a
  * bitwise CRC and the standard check value.
  */
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 #define CRC32_POLY	0xedb88320u
 

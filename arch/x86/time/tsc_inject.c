@@ -18,7 +18,7 @@
  * the same length and first byte, so one byte store changes each site;
  * rdtscp's third byte stays and is skipped). The #UD handler finds the
  * site, reads the real counter with an unlisted instruction, adds this
- * CPU's percpu.tsc_inject (0 on the boot CPU, the skew on every AP) and
+ * CPU's tsc_inject_offset (0 on the boot CPU, the skew on every AP) and
  * resumes after the site with the result in edx:eax (and TSC_AUX in ecx
  * for rdtscp), as the instruction would have left them.
  *
@@ -45,7 +45,7 @@
  *     at the time of patching (the APs' real TSC only grows from there).
  *
  * The same trap serves the clock watchdog's two test facilities (the
- * watchdog is arch/x86/clockwd.c):
+ * watchdog is arch/x86/time/clockwd.c):
  *   - inject.tsc_drift_ppm=<ppm>: from the moment of patching (after
  *     calibration, before any AP starts), every CPU's TSC reads as if it
  *     ran that many ppm fast (negative: slow): real + (real - anchor) *
@@ -69,6 +69,7 @@
 #include <arch/tsc_site.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/cpu_hooks.h"
 
 #define VEC_UD		6
 #define OP_0F		0x0F
@@ -78,6 +79,9 @@
 #define OP_UD2		0x0B	/* 0f 0b */
 #define SKEW_MAX	INT64_MAX	/* any skew a signed 64-bit figure holds */
 #define DRIFT_MAX_PPM	500000	/* 50%: readings stay increasing, figures stay printable */
+
+/* This CPU's injected offset, added to every TSC read: its own, written by it alone after start. */
+static DEFINE_PER_CPU(int64_t, tsc_inject_offset);
 
 static int64_t inject_tsc_skew;
 CMDLINE_OPTION(inject_tsc_skew, .name = "inject.tsc_skew", .type = OPT_INT,
@@ -132,7 +136,7 @@ static uint32_t drift_cpu;	/* the CPU it applies to; MAX_CPUS: all */
 /*
  * inject.tsc_step_ms=: the step waits in step_pending until the stepping
  * CPU's own trap reads a real TSC at or past step_at; that CPU alone then
- * adds it to its tsc_inject (so no other CPU ever writes it) and records
+ * adds it to its tsc_inject_offset (so no other CPU ever writes it) and records
  * the reading in step_done_at for tsc_inject_step_poll() to report.
  */
 static int64_t step_pending;	/* the step still to happen; 0: none */
@@ -207,13 +211,14 @@ static void on_ud(struct trap_frame *f)
 	v = ((uint64_t)hi << 32) | lo;
 	if (__atomic_load_n(&step_pending, __ATOMIC_RELAXED) && this_cpu()->cpu == inject_step_cpu &&
 	    v >= step_at) {
-		/* The owner alone writes its tsc_inject; step_pending is cleared once. */
-		this_cpu()->tsc_inject += __atomic_exchange_n(&step_pending, 0, __ATOMIC_RELAXED);
+		/* The owner alone writes its offset; step_pending is cleared once. */
+		*this_cpu_ptr(tsc_inject_offset) += __atomic_exchange_n(&step_pending, 0,
+								__ATOMIC_RELAXED);
 		__atomic_store_n(&step_done_at, v, __ATOMIC_RELEASE);
 	}
 	if (drift_ppm && v > drift_anchor && (drift_cpu >= MAX_CPUS || this_cpu()->cpu == drift_cpu))
 		v += (uint64_t)(int64_t)((__int128)(v - drift_anchor) * drift_ppm / 1000000);
-	v += (uint64_t)__atomic_load_n(&this_cpu()->tsc_inject, __ATOMIC_RELAXED);
+	v += (uint64_t)__atomic_load_n(this_cpu_ptr(tsc_inject_offset), __ATOMIC_RELAXED);
 	f->rax = (uint32_t)v;
 	f->rdx = (uint32_t)(v >> 32);
 	if (s->len == TSC_SITE_RDTSCP)
@@ -316,6 +321,13 @@ int64_t tsc_inject_skew(unsigned cpu)
 	return inject_skew_others;
 }
 
+/* An AP's offset before it runs (CPU_HOOK, <kernel/cpu_hooks.h>). */
+static void tsc_inject_prepare(unsigned cpu)
+{
+	*per_cpu_ptr(tsc_inject_offset, cpu) = tsc_inject_skew(cpu);
+}
+CPU_HOOK(tsc_inject, .name = "tsc_inject", .prepare = tsc_inject_prepare);
+
 static void say_step(uint64_t at)
 {
 	uint64_t per_ms = tsc.hz / 1000;
@@ -341,12 +353,15 @@ void tsc_inject_step(void)
 		       (unsigned long long)inject_step_cpu);
 		inject_step = 0;
 	} else if (inject_step_ms && tsc.hz) {
-		/* Real TSC: the boot CPU's, unskewed (its tsc_inject is 0 until a step). */
-		step_at = rdtsc() - (uint64_t)this_cpu()->tsc_inject + inject_step_ms * (tsc.hz / 1000);
+		/* Real TSC: the boot CPU's, unskewed (its offset is 0 until a step). */
+		step_at = rdtsc() - (uint64_t)this_cpu_read(tsc_inject_offset) +
+			  inject_step_ms * (tsc.hz / 1000);
 		__atomic_store_n(&step_pending, inject_step, __ATOMIC_RELAXED);	/* on_ud applies it */
 	} else {
 		/* One aligned store; the owner's next trap reads it (relaxed load in on_ud). */
-		__atomic_store_n(&pc->tsc_inject, pc->tsc_inject + inject_step, __ATOMIC_RELAXED);
+		int64_t *off = percpu_area_ptr(pc, tsc_inject_offset);
+
+		__atomic_store_n(off, *off + inject_step, __ATOMIC_RELAXED);
 		say_step(0);
 		inject_step = 0;	/* once */
 	}
