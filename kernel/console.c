@@ -12,7 +12,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include "kernel/console.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "kernel/spinlock.h"
 
 #define LOG_SIZE 32768

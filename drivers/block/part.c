@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <block/part.h>
 #include <block/stick_err.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 #define MBR_SIG_OFF		510
 #define MBR_ENTRIES_OFF		446

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <block/stick_err.h>
 #include <block/tracefile.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 static const char *const stick_texts[] = {
 #define STICK_ERR_TEXT(name, text) text,

@@ -6,7 +6,7 @@
 #include <block/part.h>
 #include <block/stick_err.h>
 #include <block/tracesave.h>
-#include <trace/crc32.h>
+#include <lib/crc32.h>
 
 static void zero(uint8_t *p, size_t n)
 {

@@ -30,7 +30,7 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "xhci.h"
 
 #define XHCI_HANDOFF_MS		1000	/* firmware releasing the controller */

@@ -22,7 +22,7 @@
 #include "kernel/console.h"
 #include "kernel/kstring.h"
 #include "kernel/pmm.h"
-#include "trace/format.h"
+#include "lib/format.h"
 #include "xhci.h"
 
 #define PORT_RESET_MS		500	/* USB 2 reset: 50 ms of signalling, then PRC */
