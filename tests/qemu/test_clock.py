@@ -477,3 +477,25 @@ def test_two_wrong_alike_win_and_say_so(qemu, decoder, tmp_path):
                         capture_output=True, text=True, timeout=120)
     assert "calibration disputed: " + d["used"] + " used, pit,hpet left out" in tc.stdout, \
         tc.stdout
+
+
+def test_pit_window_stalled_a_whole_wrap_is_refused(qemu):
+    """The host takes the vCPU away for exactly two wraps of the PIT's
+    16-bit counter (131072 ticks) in the middle of the in-kernel check's PIT
+    window (a CI run beside stress-ng did: "window ref_ns=42910481
+    tsc_ns=152762593", the check failed). The high byte is where it was,
+    so no step is seen skipped; the stalled step is refused for lasting
+    over twice the window's mean, every try, and the check skips. Under
+    icount the TSC is 1 GHz and the PIT 1193182 Hz, so the stall is
+    131072 * 838.095 ns. Mutation seen to fail: without the mean check,
+    the window is taken (diff_ppm=719...: the check fails)."""
+    r = qemu("run=ktest ktest=tsc_matches_other_reference exit clock=pmtimer "
+             "inject.pit_stall_cycles=109850814", icount=True, timeout=240)
+    assert r.rc == 0, r.out
+    assert r.fields(r"^tsc: freq_hz=")["ref"] == "pmtimer", r.out
+    assert len(r.all(r"^pit: inject\.pit_stall_cycles=109850814: the window stalls here$")) == 3
+    refused = r.all(r"^ktest: tsc ref=pit window refused: ")
+    assert refused == ["ktest: tsc ref=pit window refused: a step of the PIT counter took over "
+                       "twice the window's mean (the counter wrapped during a stall)"] * 3, r.out
+    assert r.has(r"^ok 1 tsc_matches_other_reference # SKIP every window of the other "
+                 r"reference was refused$"), r.out

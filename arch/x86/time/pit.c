@@ -44,6 +44,9 @@
 #include <arch/cpu.h>
 #include <arch/io.h>
 #include <arch/timers.h>
+#include <arch/tsc.h>
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
 
 #define PIT_CH2		0x42
 #define PIT_CMD		0x43
@@ -119,9 +122,41 @@ const char *pit_probe(void)
 			       : "channel 2 does not count";
 }
 
+/*
+ * Test facility: every MSB window taken once the TSC is calibrated (the
+ * in-kernel check's) spins this many TSC cycles halfway through, as a host
+ * that takes the vCPU away would. A multiple of the counter's 65536-tick
+ * wrap leaves the high byte where it was: no step is seen skipped.
+ */
+static uint64_t inject_pit_stall;
+CMDLINE_OPTION(inject_pit_stall, .name = "inject.pit_stall_cycles", .type = OPT_UINT,
+	       .var = &inject_pit_stall, .min = 0, .max = 100000000000ull,
+	       .help = "test facility: stall each PIT window taken after calibration this "
+		       "many TSC cycles halfway through; 0 = off");
+
+static void stall_if_injected(void)
+{
+	uint64_t t0 = rdtsc();
+
+	if (!inject_pit_stall || !tsc.hz)
+		return;
+	printk("pit: inject.pit_stall_cycles=%llu: the window stalls here\n",
+	       (unsigned long long)inject_pit_stall);
+	while (rdtsc() - t0 < inject_pit_stall)
+		cpu_relax();
+}
+
+/*
+ * A window of msb_steps steps of the counter's high byte (256 ticks each),
+ * timed at the steps' edges. A stall that skips steps leaves the high byte
+ * short of where the steps counted say: refused. A stall of a whole wrap
+ * (65536 ticks, 55 ms) or several leaves it where it was; its step is then
+ * at least 256 times as long as the others: refused when any step is over
+ * twice the window's mean.
+ */
 const char *pit_window_msb(struct calib_window *w, unsigned msb_steps)
 {
-	uint64_t mid0, wid0, mid1, wid1, seen;
+	uint64_t mid0, wid0, mid1, wid1, seen, prev, longest = 0;
 	uint8_t msb0, msb1;
 
 	if (msb_steps == 0 || msb_steps > 250)
@@ -135,12 +170,22 @@ const char *pit_window_msb(struct calib_window *w, unsigned msb_steps)
 	if (!wait_msb_step(msb0, &seen, &mid0, &wid0, &msb0))
 		return "the PIT counter stopped";
 	msb1 = msb0;
-	for (unsigned step = 0; step < msb_steps; step++)
+	prev = mid0;
+	for (unsigned step = 0; step < msb_steps; step++) {
+		if (step == msb_steps / 2)
+			stall_if_injected();
 		if (!wait_msb_step(msb1, &seen, &mid1, &wid1, &msb1))
 			return "the PIT counter stopped";
+		if (mid1 - prev > longest)
+			longest = mid1 - prev;
+		prev = mid1;
+	}
 	/* A stall longer than 256 ticks skips a step: the count is then wrong. */
 	if (msb1 != (uint8_t)(msb0 - msb_steps))
 		return "the PIT counter skipped a step (window disturbed)";
+	if (longest > 2 * ((mid1 - mid0) / msb_steps))
+		return "a step of the PIT counter took over twice the window's mean "
+		       "(the counter wrapped during a stall)";
 	w->tsc_delta = mid1 - mid0;
 	w->tsc_uncert = (wid0 + wid1 + 1) / 2;
 	w->ref_ticks = 256ull * msb_steps;
