@@ -9,10 +9,11 @@
  * Presence detection: a UART that exists echoes a byte in loopback mode
  * (MCR.LOOP), and keeps what is written to its scratch register. An absent
  * one reads back 0xFF from the floating bus, so both checks fail. Each
- * transmit waits for THR-empty a bounded number of polls: a UART that stops
- * answering is dropped rather than hanging the kernel.
+ * transmit waits for THR-empty a bounded time (TX_WAIT_CYCLES of the TSC):
+ * a UART that stops answering is dropped rather than hanging the kernel.
  */
 #include <stddef.h>
+#include <arch/cpu.h>
 #include <arch/io.h>
 #include <arch/uart.h>
 #include "kernel/console.h"
@@ -41,7 +42,16 @@
 #define LSR_DR		0x01	/* data ready */
 #define LSR_THRE	0x20	/* transmit holding register empty */
 
-#define TX_SPIN_LIMIT	200000	/* ~2 s of polls at 10 us each on real ports */
+/*
+ * How long one byte may wait for THR-empty: 2^31 TSC cycles, 0.5 to 1 s at
+ * the 2-4 GHz of real TSCs (and QEMU's), known before calibration. Bounded
+ * in time, not in polls: a poll costs 1-2 us on a real port but 20-90 ns
+ * under TCG, where a count of polls gave a line paced by its reader (a
+ * socket, a pipe: QEMU holds THRE until the backend takes more) 5-18 ms.
+ * The TSC is read every TX_POLLS_PER_LOOK polls, only once THRE was not set.
+ */
+#define TX_WAIT_CYCLES		(1ull << 31)
+#define TX_POLLS_PER_LOOK	64
 
 static struct uart com1;	/* the early console, set up before anything is parsed */
 
@@ -113,10 +123,15 @@ void uart_setup(struct uart *u, uint32_t baud)
 
 static bool uart_putc(struct uart *u, char c)
 {
-	int spins = 0;
+	uint64_t t0 = 0;
+	unsigned polls = 0;
 
 	while (!(uart_in(u, UART_LSR) & LSR_THRE)) {
-		if (++spins > TX_SPIN_LIMIT) {
+		if (polls++ % TX_POLLS_PER_LOOK)
+			continue;
+		if (!t0)
+			t0 = rdtsc() | 1;
+		else if (rdtsc() - t0 > TX_WAIT_CYCLES) {
 			u->dead = true;
 			return false;
 		}

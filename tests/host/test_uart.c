@@ -30,6 +30,9 @@ static struct model {
 	unsigned shift, width;	/* register stride (log2) and MMIO access bytes */
 	int absent;		/* nothing there: reads float high */
 	int stuck;		/* THR never empties */
+	uint64_t now;		/* the TSC as the driver reads it (model_rdtsc) */
+	uint64_t poll_cycles;	/* how far each poll of LSR moves it */
+	uint64_t busy_until;	/* THR not empty before this time (a paced line) */
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
 	uint8_t rx[16];
 	unsigned rx_head, rx_len;
@@ -50,6 +53,12 @@ static void model_reset(int mmio, unsigned shift, unsigned width)
 	m.mem_base = (uintptr_t)mem_window;
 	m.shift = shift;
 	m.width = width;
+	m.poll_cycles = 1000;	/* 1 us at 1 GHz: a real port's poll */
+}
+
+uint64_t model_rdtsc(void)
+{
+	return m.now;
 }
 
 static void rx_push(uint8_t v)
@@ -80,7 +89,9 @@ static uint8_t reg_read(unsigned reg)
 	case 4: return m.mcr;
 	case 5:
 		m.lsr_reads++;
-		return (m.rx_len ? LSR_DR : 0) | (m.stuck ? 0 : LSR_THRE | LSR_TEMT);
+		m.now += m.poll_cycles;
+		return (m.rx_len ? LSR_DR : 0) |
+		       (m.stuck || m.now < m.busy_until ? 0 : LSR_THRE | LSR_TEMT);
 	case 7: return m.scr;
 	default: return 0;
 	}
@@ -283,22 +294,29 @@ static void test_keep_divisor(void **state)
 	assert_int_equal(m.lcr, 0x03);
 }
 
+/* A console on u at 115200 baud, the model reset (mmio, stride, width). */
+static struct console *console_on(struct uart *u, int mmio, unsigned shift, unsigned width)
+{
+	model_reset(mmio, shift, width);
+	uart_setup(u, 115200);
+	uart_register(u, "under test");
+	return registered;
+}
+
 static void test_stuck_uart_is_dropped(void **state)
 {
 	struct uart u = mmio_uart(2, 4, 0);
-	struct console *c;
+	struct console *c = console_on(&u, 1, 2, 4);
 	unsigned polls;
 
 	(void)state;
-	model_reset(1, 2, 4);
-	uart_setup(&u, 115200);
-	uart_register(&u, "stuck");
-	c = registered;
 	m.stuck = 1;
 	c->write(c, "hello", 5);
 	assert_true(u.dead);
 	polls = m.lsr_reads;
-	assert_true(polls > 1000);		/* it waited, within its limit */
+	/* It waited its time (2^31 cycles), not a count of polls, and no more. */
+	assert_true(m.now > (1ull << 31));
+	assert_true(m.now <= (1ull << 31) + 2 * 64 * m.poll_cycles);
 	c->write(c, "more", 4);			/* dropped at once */
 	c->write_raw(c, "more", 4);
 	assert_int_equal(m.lsr_reads, polls);
@@ -310,6 +328,26 @@ static void test_stuck_uart_is_dropped(void **state)
 	assert_memory_equal(m.tx, "ok", 2);
 }
 
+/*
+ * A line paced by its reader (QEMU's socket or pipe backend: THRE stays
+ * clear until the reader takes more) holds a byte for 400 ms: it is
+ * written, the UART not dropped. With polls at 20 ns (TCG) a bound of
+ * 200,000 polls (4 ms) dropped it.
+ */
+static void test_paced_line_is_kept(void **state)
+{
+	struct uart u = { .base = 0x2F8 };
+	struct console *c = console_on(&u, 0, 0, 1);
+
+	(void)state;
+	m.poll_cycles = 20;
+	m.busy_until = m.now + 400000000;	/* 400 ms at 1 GHz */
+	c->write(c, "ab", 2);
+	assert_false(u.dead);
+	assert_memory_equal(m.tx, "ab", 2);
+	assert_true(m.now >= m.busy_until);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_mmio_words),
 		cmocka_unit_test(test_mmio_wrong_stride_is_seen),
 		cmocka_unit_test(test_absent),
+		cmocka_unit_test(test_paced_line_is_kept),
 		cmocka_unit_test(test_keep_divisor),
 		cmocka_unit_test(test_stuck_uart_is_dropped),
 	};
