@@ -9,6 +9,7 @@
 #include <arch/lapic.h>
 #include <arch/percpu.h>
 #include <arch/smp.h>
+#include <arch/timers.h>
 #include <arch/watchdog.h>
 #include <arch/trap.h>
 #include <arch/tsc.h>
@@ -121,7 +122,11 @@ struct timer_result {
 	uint64_t after_stop;		/* ticks in QUIET_MS after stopping */
 	uint64_t oneshot_ticks;		/* ticks after one 1 ms one-shot */
 	uint64_t oneshot_cycles;	/* arming to seeing its tick */
+	bool pm;			/* oneshot_pm_ns measured (a PM timer) */
+	uint64_t oneshot_pm_ns;		/* the same, by the PM timer */
 };
+
+#define PM_TIMER_HZ	3579545ull	/* the ACPI PM timer's fixed rate */
 
 static struct timer_result timer_results[MAX_CPUS];
 
@@ -153,6 +158,7 @@ static void timer_check(void *arg)
 	struct timer_result *r = &timer_results[pc->cpu];
 	volatile uint64_t *ticks = &pc->timer_ticks;
 	uint64_t flags = read_rflags(), t, t0;
+	uint32_t p0;
 
 	(void)arg;
 	irq_enable();
@@ -170,9 +176,14 @@ static void timer_check(void *arg)
 	r->after_stop = *ticks - t;
 
 	t = *ticks;
+	r->pm = pmtimer_ready();
+	p0 = r->pm ? pmtimer_read() : 0;
 	t0 = rdtsc();
 	lapic_timer_oneshot(1000000);
 	r->oneshot_cycles = wait_ticks(ticks, t + 1, t0);
+	if (r->pm)
+		r->oneshot_pm_ns = ((pmtimer_read() - p0) & pmtimer_mask()) * 1000000000ull /
+				   PM_TIMER_HZ;
 	spin_ms(QUIET_MS);
 	r->oneshot_ticks = *ticks - t;
 	if (!(flags & RFLAGS_IF))
@@ -191,19 +202,29 @@ KTEST(lapic_timer_every_cpu)
 		KT_ASSERT(smp_call_async(c, timer_check, NULL));
 		KT_ASSERT(smp_call_wait(c, CALL_TIMEOUT_MS + 2 * TIMER_WAIT_MS));
 		printk("ktest: cpu=%u periodic_ticks=%llu periodic_total=%llu after_stop=%llu "
-		       "oneshot_ticks=%llu oneshot_us=%llu\n", c,
+		       "oneshot_ticks=%llu oneshot_us=%llu oneshot_pm_us=%lld\n", c,
 		       (unsigned long long)r->periodic_ticks,
 		       (unsigned long long)r->periodic_total,
 		       (unsigned long long)r->after_stop,
 		       (unsigned long long)r->oneshot_ticks,
-		       (unsigned long long)(r->oneshot_cycles * 1000000 / tsc.hz));
+		       (unsigned long long)(r->oneshot_cycles * 1000000 / tsc.hz),
+		       r->pm ? (long long)(r->oneshot_pm_ns / 1000) : -1ll);
 		/* 10 ms at 1000 Hz is 10 ticks; never more (11 allows the rate's error). */
 		KT_ASSERT(r->periodic_ticks <= PERIODIC_MS * 11 / 10);
 		KT_ASSERT(r->periodic_total >= PERIODIC_MIN);
 		KT_ASSERT(r->after_stop == 0);
-		/* One tick, not before its 1 ms (10% for the measured rate). */
+		/*
+		 * One tick, not before its 1 ms (10% for the measured rate), by
+		 * the TSC or, where the TSC says early, by the PM timer: under
+		 * plain TCG beside load the host's TSC and QEMU's timer clock
+		 * once disagreed by 20% over that ms (oneshot_us=797 with a
+		 * right timer_hz), which no kernel code causes. Early by every
+		 * clock is a fault. Under icount the figures are exact
+		 * (test_x2apic.py).
+		 */
 		KT_ASSERT(r->oneshot_ticks == 1);
-		KT_ASSERT(r->oneshot_cycles >= tsc.hz / 1000 * 9 / 10);
+		KT_ASSERT(r->oneshot_cycles >= tsc.hz / 1000 * 9 / 10 ||
+			  (r->pm && r->oneshot_pm_ns >= 900000));
 	}
 	return NULL;
 }
