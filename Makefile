@@ -50,7 +50,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/stri
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
 	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
-	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/trace_printk.c \
+	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/trace_printk.c kernel/tracer/panic_dump.c \
 	kernel/tracer/trace_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace/ftrace.c kernel/tracer/ftrace/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/ftrace/shell_ftrace.c \
 	kernel/tracer/ftrace/ktests_ftrace.c kernel/tracer/ftrace/ftrace_work.c kernel/tracer/persist.c \

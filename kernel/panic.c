@@ -1,28 +1,45 @@
 /*
  * Panic: what a fatal exception (trap_fatal) does after and around its
- * register report, so that the trace recorded up to the fault gets out.
+ * register report, so that what was recorded up to the fault gets out.
+ * The mechanism is here; what a subsystem saves (the tracer: recording
+ * off, tail pages flushed, the range sealed, the dump) is its panic hook
+ * (<kernel/panic.h> PANIC_HOOK), called at each phase:
  *
- *   1. panic_begin(): recording stops on every CPU (each buffer's record
- *      off: any CPU may do that at any time), so the trace ends at the
- *      fault. One CPU wins the report (a compare-and-swap on panic_cpu);
- *      a CPU that panics at the same time stops where it is and waits for
- *      the winner's NMI, so two panics give one report.
+ *   1. panic_begin(): every hook's stop() (the tracer: recording off on
+ *      every CPU, which any CPU may do at any time), so the trace ends at
+ *      the fault. One CPU wins the report (a compare-and-swap on
+ *      panic_cpu); a CPU that panics at the same time stops where it is
+ *      and waits for the winner's NMI, so two panics give one report.
  *   2. trap_fatal() prints the registers and the backtrace.
- *   3. panic_end(): every other online CPU, one at a time, gets an NMI.
- *      In it (panic_nmi()) the CPU flushes its own tail page (only the
- *      owning CPU may), prints one line (where it was, whether a writer of
- *      its buffer was between reserve and commit), says it is done and
- *      halts with NMIs blocked for good. The owner waits a bounded time
- *      for each, then flushes its own buffer and dumps without asking any
- *      CPU for anything (dump_panic()).
+ *   3. panic_end(): one line (the hooks' owner() words), then every other
+ *      online CPU, one at a time, gets an NMI. In it (panic_nmi()) the CPU
+ *      runs the hooks' stopped_cpu() (the tracer flushes its own tail
+ *      page: only the owning CPU may), prints one line (where it was, the
+ *      hooks' words), says it is done and halts with NMIs blocked for
+ *      good. The owner waits a bounded time for each, then runs the
+ *      hooks' stopped_all() (its own flush) and prints one line, then
+ *      their end() (seal and dump, asking no CPU for anything).
  *   4. The machine ends as panic.action= says.
  *
- * The owner faulting again (anywhere from panic_begin() on, the dump
- * included) finds panic_cpu already its own: it prints one line and ends,
- * rather than reporting inside its report.
+ * Invariants (the hooks rely on them):
+ *   P1: stop() runs on a panicking CPU before its compare-and-swap: the
+ *       loser's too, so nothing is recorded after either fault.
+ *   P2: owner(), stopped_all() and end() run on the owner only, in that
+ *       order, each once (a fault in them ends the machine: P5).
+ *   P3: stopped_cpu() runs on the stopped CPU itself, in its NMI, after
+ *       the owner's owner() line; the owner sends the next NMI only once
+ *       that CPU has said it is done (stopped[], release/acquire), so one
+ *       CPU runs hooks and prints at a time; but a CPU that did not answer
+ *       within STOP_WAIT_NS may still answer later, alongside the owner.
+ *   P4: stopped_all() and end() come after every other online CPU was
+ *       stopped or given up on (and named in a line).
+ *   P5: the owner faulting again (anywhere from panic_begin() on, the
+ *       dump included) finds panic_cpu already its own: it prints one
+ *       line and ends, rather than reporting inside its report.
+ *   P6: each line is one printk, after every hook added its words (one
+ *       line, one stamp), in the hooks' link order.
  *
- * One CPU prints at a time (the owner waits while a stopped CPU prints),
- * and the console is in panic mode: no lock that a stopped CPU may hold.
+ * The console is in panic mode: no lock that a stopped CPU may hold.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,46 +52,33 @@
 #include <arch/watchdog.h>
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "kernel/dump.h"
 #include "kernel/ksyms.h"
 #include "kernel/panic.h"
-#include "kernel/persist.h"
-#include "kernel/tracing.h"
+#include "lib/format.h"
 #include "trace/persist.h"
 
 #define NO_CPU		UINT32_MAX
 #define STOP_WAIT_NS	1000000000ll	/* for each CPU to answer its NMI */
 #define STOP_WAIT_SPINS	100000000	/* the same bound without a clock */
-#define NEST_LEVELS	((1u << RB_NEST_MAX) - 1)	/* the nest word's Ln bits */
+#define WORDS_MAX	128		/* the hooks' words in one line */
 
 enum panic_action { PANIC_EXIT, PANIC_HALT, PANIC_REBOOT };
 static const char *const actions[] = { "exit", "halt", "reboot", NULL };
-static const char *const injects[] = { "none", "dump", NULL };
 
-static char panic_dump_sel[32] = "text";
-static uint64_t panic_dump_last = 100;
 static int panic_action = PANIC_EXIT;
-static int panic_inject;		/* 1: fault once the dump has begun */
 
-CMDLINE_OPTION(panic_dump, .name = "panic.dump", .type = OPT_LIST, .var = panic_dump_sel,
-	       .size = sizeof(panic_dump_sel), .choices = dump_choices,
-	       .help = "what a panic dumps: text, bin, usb (comma list) or none");
-bool panic_dump_has(const char *item)
-{
-	return cmdline_list_has(panic_dump_sel, item);
-}
-
-CMDLINE_OPTION(panic_dump_last, .name = "panic.dump.last", .type = OPT_UINT,
-	       .var = &panic_dump_last, .min = 0, .max = 100000000,
-	       .help = "events in a panic's text dump, the most recent, all CPUs merged; 0 = all");
 CMDLINE_OPTION(panic_action, .name = "panic.action", .type = OPT_ENUM, .var = &panic_action,
 	       .choices = actions, .help = "after a panic: exit (with failure), halt, or reboot");
-CMDLINE_OPTION(panic_inject, .name = "panic.inject", .type = OPT_ENUM, .var = &panic_inject,
-	       .choices = injects, .help = "test facility: dump = fault again inside the panic dump");
 
 static uint32_t panic_cpu = NO_CPU;	/* the CPU that owns the report */
 static uint32_t stopped[MAX_CPUS];	/* 1 once that CPU printed its line and halted */
 static uint64_t fault_rip[MAX_CPUS];	/* a CPU that panicked too: where (else 0) */
+
+extern const struct panic_hook __start_panic_hooks[];
+extern const struct panic_hook __stop_panic_hooks[];
+
+#define for_each_panic_hook(h) \
+	for (const struct panic_hook *h = __start_panic_hooks; h < __stop_panic_hooks; h++)
 
 /*
  * A code address as name and offset, for "%s+0x%llx" in one printk (one
@@ -87,14 +91,6 @@ static const char *sym_of(uint64_t rip, unsigned long long *off)
 
 	*off = name ? o : rip;
 	return name ? name : "?";
-}
-
-/* The calling CPU was stopped inside a write of its own buffer. */
-static bool in_tracer(void)
-{
-	struct rb_cpu_buffer *cb = this_cpu_rb();
-
-	return cb && (__atomic_load_n(&cb->nest, __ATOMIC_RELAXED) & NEST_LEVELS);
 }
 
 static void __attribute__((noreturn)) halt_forever(void)
@@ -123,12 +119,14 @@ void panic_begin(struct trap_frame *f)
 	irq_disable();
 	watchdog_stop();	/* the report and dump may take long with interrupts off */
 	fault_rip[me] = f->rip ? f->rip : 1;	/* read only if another CPU owns the report */
-	tracing_stop();
+	for_each_panic_hook(h)	/* P1: before the CAS, on the loser too */
+		if (h->stop)
+			h->stop();
 	if (__atomic_compare_exchange_n(&panic_cpu, &owner, me, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
 		return;
 	if (owner == me) {
-		/* One line, no register report: the report is what faulted. */
+		/* P5: one line, no register report: the report is what faulted. */
 		console_enter_panic_mode();
 		unsigned long long off;
 		const char *sym = sym_of(f->rip, &off);
@@ -149,14 +147,19 @@ void panic_nmi(struct trap_frame *f)
 
 	if (owner == NO_CPU || owner == me)
 		return;
-	bool busy = in_tracer();
-	/* Only this CPU may end its tail page; a writer it interrupted keeps its page unpublished. */
-	int fl = ring_buffer_flush(this_cpu_rb());
+	char where_buf[WORDS_MAX] = "", done_buf[WORDS_MAX] = "";
+	struct kbuf where = { where_buf, sizeof(where_buf), 0 };
+	struct kbuf done = { done_buf, sizeof(done_buf), 0 };
+
+	for_each_panic_hook(h)	/* P3: on this CPU, in its NMI, one CPU at a time */
+		if (h->stopped_cpu)
+			h->stopped_cpu(&where, &done);
 	unsigned long long off;
 	const char *sym = sym_of(fault_rip[me] ? fault_rip[me] : f->rip, &off);
 
-	printk("panic: stopped cpu=%u rip=%s+0x%llx in_tracer=%s%s flush=%d\n", me, sym, off,
-	       busy ? "yes" : "no", fault_rip[me] ? " panicked=yes" : "", fl);
+	printk("panic: stopped cpu=%u rip=%s+0x%llx%s%s%s\n", me, sym, off, where_buf,
+	       fault_rip[me] ? " panicked=yes" : "", done_buf);
+	/* Release: the line is out; pairs with the acquire in wait_stopped(). */
 	__atomic_store_n(&stopped[me], 1, __ATOMIC_RELEASE);
 	halt_forever();	/* NMIs stay blocked: no iret */
 }
@@ -174,14 +177,6 @@ static bool wait_stopped(uint32_t c)
 	return true;
 }
 
-static __noinline void inject_fault(void)
-{
-	volatile uint64_t *unmapped = (volatile uint64_t *)0x00007F0000000000ull;
-
-	printk("panic: faulting in the dump on purpose (panic.inject=dump)\n");
-	(void)*unmapped;
-}
-
 void panic_end(void)
 {
 	panic_end_as(PERSIST_END_PANIC);
@@ -191,11 +186,16 @@ void panic_end_as(uint32_t end)
 {
 	struct percpu *pc = this_cpu();
 	unsigned others = 0, answered = 0;
+	char state_buf[WORDS_MAX] = "", done_buf[WORDS_MAX] = "";
+	struct kbuf state = { state_buf, sizeof(state_buf), 0 };
+	struct kbuf done = { done_buf, sizeof(done_buf), 0 };
 
 	for (uint32_t c = 0; c < cpu_count; c++)
 		others += c != pc->cpu && cpus[c] && cpus[c]->online;
-	printk("panic: cpu=%u in_tracer=%s recording=off stopping=%u\n", pc->cpu,
-	       in_tracer() ? "yes" : "no", others);
+	for_each_panic_hook(h)	/* P2 */
+		if (h->owner)
+			h->owner(&state);
+	printk("panic: cpu=%u%s stopping=%u\n", pc->cpu, state_buf, others);
 	for (uint32_t c = 0; c < cpu_count; c++) {
 		if (c == pc->cpu || !cpus[c] || !cpus[c]->online)
 			continue;
@@ -206,17 +206,13 @@ void panic_end_as(uint32_t end)
 			printk("panic: cpu=%u did not answer its NMI within %lld ms\n", c,
 			       STOP_WAIT_NS / 1000000);
 	}
-	int fl = ring_buffer_flush(this_cpu_rb());
-	printk("panic: stopped=%u/%u flush=%d dump=%s last=%llu\n", answered, others, fl,
-	       panic_dump_sel, (unsigned long long)panic_dump_last);
-	persist_mark_end(end);	/* every writer stopped: seal the range */
-	if (!cmdline_list_has(panic_dump_sel, "none")) {
-		if (panic_inject)
-			inject_fault();
-		dump_panic(cmdline_list_has(panic_dump_sel, "text"),
-			   cmdline_list_has(panic_dump_sel, "bin"),
-			   cmdline_list_has(panic_dump_sel, "usb"), panic_dump_last);
-	}
+	for_each_panic_hook(h)	/* P4: every other CPU stopped or named */
+		if (h->stopped_all)
+			h->stopped_all(&done);
+	printk("panic: stopped=%u/%u%s\n", answered, others, done_buf);
+	for_each_panic_hook(h)	/* P2, P4; a fault in it: P5 */
+		if (h->end)
+			h->end(end);
 	printk("panic: end action=%s\n", actions[panic_action]);
 	end_machine();
 }

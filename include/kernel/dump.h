@@ -36,6 +36,8 @@ uint64_t dump_default_last(void);
  * boot finds the same events), asking no CPU for anything from then on.
  */
 bool dump_panic(bool text, bool bin, bool usb, uint64_t last);
+/* Does panic.dump= list item ("usb": the stick is looked for at boot)? */
+bool panic_dump_has(const char *item);
 
 /*
  * A dump's head into sink: BEGIN (nr_cpus, the clock rate), then the

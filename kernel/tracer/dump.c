@@ -28,7 +28,6 @@
 #include "kernel/dump.h"
 #include "kernel/ksyms.h"
 #include "kernel/kstring.h"
-#include "kernel/panic.h"
 #include "kernel/pmm.h"
 #include "kernel/record.h"
 #include "kernel/trace_printk.h"
