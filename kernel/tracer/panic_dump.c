@@ -47,9 +47,11 @@ bool panic_dump_has(const char *item)
 
 CMDLINE_OPTION(panic_dump_last, .name = "panic.dump.last", .type = OPT_UINT,
 	       .var = &panic_dump_last, .min = 0, .max = 100000000,
-	       .help = "events in a panic's text dump, the most recent, all CPUs merged; 0 = all");
+	       .help = "events in a panic's text dump, the most recent, all CPUs merged; "
+		       "0 = all");
 CMDLINE_OPTION(panic_inject, .name = "panic.inject", .type = OPT_ENUM, .var = &panic_inject,
-	       .choices = injects, .help = "test facility: dump = fault again inside the panic dump");
+	       .choices = injects,
+	       .help = "test facility: dump = fault again inside the panic dump");
 
 /* The calling CPU was stopped inside a write of its own buffer. */
 static bool in_tracer(void)
