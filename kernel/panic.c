@@ -1,6 +1,7 @@
 /*
  * Panic: what a fatal exception (trap_fatal) does after and around its
- * register report, so that what was recorded up to the fault gets out.
+ * register report, so that what was recorded up to the fault gets out
+ * (arch calls it through the TRAP_FATAL() below, <arch/trap.h>).
  * The mechanism is here; what a subsystem saves (the tracer: recording
  * off, tail pages flushed, the range sealed, the dump) is its panic hook
  * (<kernel/panic.h> PANIC_HOOK), called at each phase:
@@ -112,7 +113,7 @@ static void __attribute__((noreturn)) end_machine(void)
 	machine_exit(false);
 }
 
-void panic_begin(struct trap_frame *f)
+static void panic_begin(struct trap_frame *f)
 {
 	uint32_t me = this_cpu()->cpu, owner = NO_CPU;
 
@@ -177,13 +178,9 @@ static bool wait_stopped(uint32_t c)
 	return true;
 }
 
-void panic_end(void)
+static void __attribute__((noreturn)) panic_end(enum trap_end how)
 {
-	panic_end_as(PERSIST_END_PANIC);
-}
-
-void panic_end_as(uint32_t end)
-{
+	uint32_t end = how == TRAP_END_WATCHDOG ? PERSIST_END_WATCHDOG : PERSIST_END_PANIC;
 	struct percpu *pc = this_cpu();
 	unsigned others = 0, answered = 0;
 	char state_buf[WORDS_MAX] = "", done_buf[WORDS_MAX] = "";
@@ -216,3 +213,5 @@ void panic_end_as(uint32_t end)
 	printk("panic: end action=%s\n", actions[panic_action]);
 	end_machine();
 }
+
+TRAP_FATAL(.begin = panic_begin, .end = panic_end);

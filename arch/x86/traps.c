@@ -25,7 +25,8 @@
  *
  * Traps know no subsystem: interrupt context and return addresses reach
  * them through TRAP_HOOK() (<arch/trap.h>), as CPU bring-up's do through
- * CPU_HOOK().
+ * CPU_HOOK(), and the end of a fatal trap (the kernel's panic) through
+ * TRAP_FATAL().
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,7 +38,6 @@
 #include <arch/lapic.h>
 #include "kernel/console.h"
 #include "kernel/ksyms.h"
-#include "kernel/panic.h"
 
 #define BACKTRACE_MAX	32
 #define MAPPED_LIMIT	0x100000000ull	/* the boot identity map: 4 GiB */
@@ -71,6 +71,7 @@ static void print_addr(const char *label, uint64_t addr)
 
 extern const struct trap_hook __start_trap_hooks[], __stop_trap_hooks[];
 _Static_assert(sizeof(struct trap_hook) == 40, "linker.ld's TRAP_HOOKS_MAX bound counts 40 bytes");
+_Static_assert(sizeof(struct trap_fatal_ops) == 16, "linker.ld's TRAP_FATAL bound counts 16 bytes");
 
 /* ret from the slot at slot, as the hook that took the slot over (if any) maps it back. */
 static uint64_t unwind_ret(struct trap_unwind *u, uint64_t ret, const uint64_t *slot)
@@ -111,12 +112,40 @@ void trap_backtrace(const struct trap_frame *f)
 	backtrace(f->rbp);
 }
 
+extern const struct trap_fatal_ops __start_trap_fatal[], __stop_trap_fatal[];
+
+static const struct trap_fatal_ops *fatal_ops(void)
+{
+	const struct trap_fatal_ops *first = __start_trap_fatal;
+
+	return first < __stop_trap_fatal ? first : NULL;
+}
+
+void trap_fatal_begin(struct trap_frame *f)
+{
+	const struct trap_fatal_ops *ops = fatal_ops();
+
+	if (ops)
+		ops->begin(f);	/* recording off; returns only to the one CPU that reports */
+	else
+		irq_disable();
+	console_enter_panic_mode();
+}
+
+void trap_fatal_end(enum trap_end how)
+{
+	const struct trap_fatal_ops *ops = fatal_ops();
+
+	if (ops)
+		ops->end(how);	/* stop the other CPUs, dump the trace, end */
+	machine_exit(false);
+}
+
 void trap_fatal(struct trap_frame *f, const char *why)
 {
 	const char *name = f->vector < 32 ? exc_names[f->vector] : "interrupt";
 
-	panic_begin(f);	/* recording off; returns only to the one CPU that reports */
-	console_enter_panic_mode();
+	trap_fatal_begin(f);
 	printk("PANIC: %s: vector=%llu (%s) error_code=0x%llx\n", why,
 	       (unsigned long long)f->vector, name,
 	       (unsigned long long)f->error_code);
@@ -144,7 +173,7 @@ void trap_fatal(struct trap_frame *f, const char *why)
 	       (unsigned long long)f->r15);
 	trap_backtrace(f);
 	printk("PANIC: end of report\n");
-	panic_end();	/* stop the other CPUs, dump the trace, end */
+	trap_fatal_end(TRAP_END_FAULT);
 }
 
 /* ---- dispatch ---- */

@@ -9,7 +9,7 @@
  *   [ LAPIC timer, one-shot P = watchdog.ms/2, NMI delivery ]
  *        | expires: NMI on this CPU (the interrupts-off flag is no bar)
  *        v
- *   watchdog_nmi(): wd_sample() (include/kernel/watchdog_rule.h, R1..R3)
+ *   watchdog_nmi(): wd_sample() (<arch/watchdog_rule.h>, R1..R3)
  *        RESTART  restart the deadline, return: no event, no counter
  *        PROBE    send this CPU VEC_WATCHDOG, restart; the probe is taken
  *                 (a sign of life) as soon as interrupts are back on
@@ -48,8 +48,6 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/ksyms.h"
-#include "kernel/panic.h"
-#include "trace/persist.h"
 
 #define WD_MS_MAX	60000		/* the deadline's P must fit the 32-bit timer count */
 #define REPORT_STACK_GAP 256		/* bytes left below the interrupted RSP */
@@ -217,14 +215,13 @@ static notrace void __attribute__((noreturn)) report(void *arg)
 	uint64_t off;
 	const char *sym = ksym_lookup(f->rip, &off);
 
-	panic_begin(f);		/* recording off everywhere; returns to one reporter only */
-	console_enter_panic_mode();
+	trap_fatal_begin(f);	/* recording off everywhere; returns to one reporter only */
 	printk("watchdog: cpu=%u stuck for %llu ms at %s+0x%llx\n", this_cpu()->cpu,
 	       (unsigned long long)stuck_ms[this_cpu()->cpu], sym ? sym : "?",
 	       (unsigned long long)(sym ? off : f->rip));
 	trap_backtrace(f);
 	printk("watchdog: end of report\n");
-	panic_end_as(PERSIST_END_WATCHDOG);
+	trap_fatal_end(TRAP_END_WATCHDOG);
 }
 
 notrace bool watchdog_nmi(struct trap_frame *f)

@@ -16,16 +16,15 @@
 #include "baretrace/compiler.h"
 
 /*
- * First call of a fatal path (any CPU, any context, interrupts off).
- * Returns only to the CPU that owns the report. A CPU that panics while
- * another reports waits there for its NMI; the owner panicking again
- * (a fault during its own report) prints one line and ends.
+ * A fatal trap reaches the panic through <arch/trap.h>'s TRAP_FATAL(),
+ * which kernel/panic.c registers: its begin() (any CPU, any context,
+ * interrupts off) returns only to the CPU that owns the report; a CPU
+ * that panics while another reports waits there for its NMI, and the
+ * owner panicking again (a fault during its own report) prints one line
+ * and ends. Its end(), after the owner's register report, stops the
+ * others, dumps and ends, recording how (the watchdog's or a fault) as
+ * the way the boot ended.
  */
-void panic_begin(struct trap_frame *f);
-/* The owner, after its register report: stop the others, dump, end. */
-void __attribute__((noreturn)) panic_end(void);
-/* The same, recording end (a PERSIST_END_*, e.g. the watchdog's) as how the boot ended. */
-void __attribute__((noreturn)) panic_end_as(uint32_t end);
 /* From the NMI handler: stops this CPU for good if another one panics; else returns. */
 void panic_nmi(struct trap_frame *f);
 

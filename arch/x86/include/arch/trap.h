@@ -75,6 +75,39 @@ struct trap_hook {
 	static const struct trap_hook __trap_hook_##id			\
 	__section("trap_hooks") __used __aligned(8) = { __VA_ARGS__ }
 
+/*
+ * A fatal trap (an exception nobody handles, the hard-lockup watchdog's
+ * report) is ended by the kernel's panic, not by arch: kernel/panic.c
+ * registers what happens around the report with TRAP_FATAL() in the
+ * "trap_fatal" linker section (at most one; linker.ld checks), and arch
+ * calls it through trap_fatal_begin() and trap_fatal_end():
+ *
+ *   begin(f)   first, on any CPU, interrupts off: returns only to the one
+ *              CPU that owns the report (others wait there to be stopped)
+ *   end(how)   after that CPU's report: stop the others, save, end the
+ *              machine; how says what ended it (enum trap_end)
+ *
+ * With none linked, the report is printed and the machine exits.
+ */
+enum trap_end {
+	TRAP_END_FAULT,			/* an exception or interrupt nobody handles */
+	TRAP_END_WATCHDOG,		/* the hard-lockup watchdog */
+};
+
+struct trap_fatal_ops {
+	void (*begin)(struct trap_frame *f);
+	void (*end)(enum trap_end how) __attribute__((noreturn));
+};
+
+#define TRAP_FATAL(...)							\
+	static const struct trap_fatal_ops __trap_fatal			\
+	__section("trap_fatal") __used __aligned(8) = { __VA_ARGS__ }
+
+/* The registered begin() (or interrupts off), then the console in panic mode. */
+void trap_fatal_begin(struct trap_frame *f);
+/* The registered end(how), or exit with failure. */
+void __attribute__((noreturn)) trap_fatal_end(enum trap_end how);
+
 typedef void (*trap_handler_t)(struct trap_frame *f);
 
 void idt_init(void);		/* build and load the IDT (boot CPU) */
