@@ -41,15 +41,15 @@ ARCH_SRCS := arch/x86/uart.c arch/x86/vga.c arch/x86/percpu.c arch/x86/idt.c \
 	arch/x86/paging.c \
 	arch/x86/time/pit.c arch/x86/time/hpet.c arch/x86/time/pmtimer.c arch/x86/time/tsc.c \
 	arch/x86/time/ktests_tsc.c arch/x86/lapic.c arch/x86/smp.c arch/x86/time/tsc_sync.c \
-	arch/x86/smp_call.c arch/x86/time/tsc_inject.c arch/x86/time/clockwd.c arch/x86/trace_warn.c \
+	arch/x86/smp_call.c arch/x86/time/tsc_inject.c arch/x86/time/clockwd.c arch/x86/time/clockwd_rule.c arch/x86/time/calib.c arch/x86/trace_warn.c \
 	arch/x86/ktests_smp.c \
 	arch/x86/pci.c arch/x86/consoles.c arch/x86/ps2kbd.c arch/x86/ktests_mem.c \
 	arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c arch/x86/ktests_jump_label.c arch/x86/ftrace.c \
-	arch/x86/watchdog.c arch/x86/smi.c
+	arch/x86/watchdog.c arch/x86/watchdog_rule.c arch/x86/smi.c
 KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/string.c \
 	kernel/mb2.c kernel/pmm.c kernel/memory.c kernel/cmdline.c kernel/ktest.c \
 	kernel/ksyms.c kernel/jobs.c kernel/ktests_boot.c kernel/shell.c kernel/shell_cmds.c \
-	kernel/static_key.c kernel/watchdog_rule.c kernel/cpu_hooks.c \
+	kernel/static_key.c kernel/cpu_hooks.c \
 	kernel/fbcon.c kernel/job_echo.c kernel/job_fault.c kernel/job_hang.c kernel/job_marks.c kernel/panic.c kernel/tracer/tracing.c kernel/tracer/ktests_trace.c kernel/tracer/ktests_reconfigure.c kernel/tracer/shell_trace.c kernel/tracer/demo.c kernel/tracer/bench.c kernel/tracer/bench_events.c kernel/tracer/dump.c kernel/tracer/record.c kernel/tracer/record_job.c kernel/tracer/shell_dump.c kernel/tracer/trace_printk.c kernel/tracer/panic_dump.c \
 	kernel/tracer/trace_ctl.c kernel/tracer/ktests_events.c kernel/tracer/bench_tracepoint.c \
 	kernel/tracer/ftrace/ftrace.c kernel/tracer/ftrace/ftrace_sites.c kernel/tracer/trace_ctx.c kernel/tracer/ftrace/shell_ftrace.c \
@@ -59,7 +59,7 @@ DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefil
 	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
 	drivers/usb/stick.c drivers/usb/xhci_intr.c drivers/usb/hid_boot.c \
 	drivers/usb/usbkbd.c
-TRACE_SRCS := trace/clock.c trace/calib.c trace/clockwd.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
+TRACE_SRCS := trace/clock.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
 	trace/persist.c \
 	trace/dump_write.c trace/dump_pack.c trace/dump_rb.c trace/text.c trace/text_ftrace.c \
 	trace/event_catalog.c trace/event_fmt.c trace/event_select.c trace/bprint.c trace/lab.c
@@ -119,8 +119,9 @@ NOTRACE_SRCS := trace/% lib/% kernel/tracer/% \
 	arch/x86/consoles.c arch/x86/text_poke.c arch/x86/text_patch.c arch/x86/jump_label.c \
 	arch/x86/ftrace.c \
 	arch/x86/lapic.c arch/x86/trace_warn.c arch/x86/exit.c arch/x86/paging.c \
-	arch/x86/time/tsc.c arch/x86/time/tsc_inject.c arch/x86/ps2kbd.c arch/x86/watchdog.c \
-	kernel/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
+	arch/x86/time/tsc.c arch/x86/time/tsc_inject.c arch/x86/time/calib.c arch/x86/time/clockwd_rule.c \
+	arch/x86/ps2kbd.c arch/x86/watchdog.c \
+	arch/x86/watchdog_rule.c kernel/console.c kernel/console_input.c kernel/string.c kernel/static_key.c kernel/ksyms.c kernel/fbcon.c \
 	kernel/panic.c kernel/cpu_hooks.c
 # ... except the workload of the tracer's tests and benchmarks, which exists to be traced.
 TRACED_SRCS := kernel/tracer/ftrace/ftrace_work.c

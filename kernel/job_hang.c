@@ -11,7 +11,7 @@
  * waits for it in smp_call_wait(), which is not watched (that CPU is).
  * hang.sync=1 (with hang.cpu an AP): the hung CPU asks a code-change sync
  * at every turn, which the waiting boot CPU never answers, so each
- * expires: the watchdog must count those waits (R5, include/kernel/watchdog_rule.h).
+ * expires: the watchdog must count those waits (R5, <arch/watchdog_rule.h>).
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -67,7 +67,7 @@
  * stays safe for every CPU that did answer), and such a CPU is a bug of
  * its own. The wait is a watchdog pause (the others are watched); one
  * that expired counts against the waiter (R5 in
- * include/kernel/watchdog_rule.h): the silent CPU was not watched.
+ * <arch/watchdog_rule.h>): the silent CPU was not watched.
  */
 #include <arch/cpu.h>
 #include <arch/lapic.h>

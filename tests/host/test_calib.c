@@ -1,10 +1,10 @@
-/* Host tests of the calibration arithmetic (trace/calib.c). */
+/* Host tests of the calibration arithmetic (arch/x86/time/calib.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "trace/calib.h"
+#include <arch/calib.h>
 
 #define PIT_PERIOD_FS 838095345ull
 

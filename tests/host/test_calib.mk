@@ -1,2 +1,3 @@
 HOST_TESTS += test_calib
-test_calib_SRCS := tests/host/test_calib.c trace/calib.c
+test_calib_SRCS := tests/host/test_calib.c arch/x86/time/calib.c
+test_calib_CFLAGS := -Iarch/x86/include

@@ -1,5 +1,5 @@
 /*
- * Host tests of the clock watchdog's arithmetic (trace/clockwd.c): the
+ * Host tests of the clock watchdog's arithmetic (arch/x86/time/clockwd_rule.c): the
  * interval as a window, the drift figure and its bound, the wrap limit,
  * the skew-change decision.
  *
@@ -21,7 +21,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "trace/clockwd.h"
+#include <arch/clockwd_rule.h>
 
 #define HPET_FS		10000000ull	/* 100 MHz */
 #define PMT_FS		279365115ull	/* 3.579545 MHz */

@@ -1,6 +1,6 @@
 /*
- * Host tests of the hard-lockup watchdog's rule (kernel/watchdog_rule.c,
- * R1..R3 in include/kernel/watchdog_rule.h), built from the kernel's own
+ * Host tests of the hard-lockup watchdog's rule (arch/x86/watchdog_rule.c,
+ * R1..R3 in <arch/watchdog_rule.h>), built from the kernel's own
  * source under ASan and UBSan.
  *
  * The x86 side is modelled in sim_run(): a one-shot deadline restarted
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "kernel/watchdog_rule.h"
+#include <arch/watchdog_rule.h>
 
 #define MS	1000000ull	/* cycles per ms at 1 GHz */
 #define P	(1000 * MS)	/* watchdog.ms=2000 */

@@ -10,7 +10,7 @@ with exactly those marks.
 The bound on the reported time, under icount (one instruction = 1 ns, the
 TSC and the LAPIC timer both on virtual time):
   - the report comes at the second deadline sample after the last sign of
-    life (include/kernel/watchdog_rule.h: a probe at the first, the report
+    life (arch/x86/include/arch/watchdog_rule.h: a probe at the first, the report
     at the second), each sample P = watchdog.ms / 2 of LAPIC time after the
     previous; the LAPIC timer's rate is measured against the TSC to a few
     ppm, and P is rounded down to whole ticks, so 2P reads watchdog.ms - 1
@@ -178,7 +178,7 @@ def test_hang_asking_syncs_that_expire_is_reported(qemu):
     """hang.sync=1: the hung AP asks a code-change sync at every turn, and the
     boot CPU, waiting with interrupts off, answers none: each sync expires
     after 10 s. Each sync is a watchdog pause; an expired one counts (R5 in
-    include/kernel/watchdog_rule.h), so the AP is reported soon after the
+    arch/x86/include/arch/watchdog_rule.h), so the AP is reported soon after the
     first expiry, within the 30 s hang (before the fix the pause's end
     restarted the deadline: 30 s and no report). Plain TCG: bounds loose."""
     r = qemu(f"run=hang hang.cpu=1 hang.sync=1 hang.ms=30000 watchdog.ms={WD_MS} exit", smp=2,

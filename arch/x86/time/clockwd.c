@@ -42,7 +42,7 @@
  * The drift.  Each interval between two bracketed reads of the reference
  * gives the TSC's rate against it (a calibration window), compared with
  * the rate the same reference gave at calibration; the bound is derived in
- * trace/clockwd.c (the calibration's bound against that reference, the
+ * arch/x86/time/clockwd_rule.c (the calibration's bound against that reference, the
  * interval's own, whole-Hz rounding; the reference's oscillator tolerance
  * cancels).  The reference: the calibration's winner if it is the HPET or
  * the PM timer, otherwise whichever of them calibrated with the smaller
@@ -85,7 +85,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/kstring.h"
-#include "trace/clockwd.h"
+#include <arch/clockwd_rule.h>
 
 #define INTERVAL_MIN_MS		10	/* a PM timer tick is 28 ppm of 10 ms */
 #define SKEW_WAIT_MS		10	/* per AP, the whole re-measure */

@@ -9,7 +9,7 @@
  *    pmtimer.c for the derivations); windows an SMI or emulator stall
  *    disturbed are rejected and retried, up to TSC_MAX_TRIES;
  *  - the median round's frequency, with a bound widened to half the
- *    rounds' spread (trace/calib.c).
+ *    rounds' spread (arch/x86/time/calib.c).
  * Each result carries two figures: err, the measurement against the
  * reference (brackets, quantisation, spread), and tol, the tolerance of
  * the reference's own oscillator, which no measurement against it can
@@ -361,7 +361,7 @@ static void remeasure_if_disagreeing(void)
 static bool vote_usable[NREFS];	/* pick(): the references the vote counted */
 
 /*
- * The winner by consensus (trace/calib.c); every measured reference the
+ * The winner by consensus (arch/x86/time/calib.c); every measured reference the
  * consensus leaves out is reported and marked not used.
  */
 static int pick(void)

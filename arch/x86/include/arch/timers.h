@@ -1,14 +1,14 @@
 /*
  * Reference timers for TSC calibration: PIT channel 2, HPET, ACPI PM
  * timer. Each measures one window against the TSC and fills a
- * struct calib_window (trace/calib.h); the arithmetic is generic.
+ * struct calib_window (<arch/calib.h>); the arithmetic is generic.
  */
 #ifndef ARCH_TIMERS_H
 #define ARCH_TIMERS_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "trace/calib.h"
+#include <arch/calib.h>
 
 #define PIT_HZ		1193182ull	/* 14.31818 MHz / 12 */
 #define PIT_PERIOD_FS	838095345ull	/* 1e15 / PIT_HZ, rounded */

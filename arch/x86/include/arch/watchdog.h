@@ -1,6 +1,6 @@
 /*
  * Hard-lockup watchdog (arch/x86/watchdog.c, rule in
- * include/kernel/watchdog_rule.h): a watched CPU that takes no interrupt
+ * <arch/watchdog_rule.h>): a watched CPU that takes no interrupt
  * for watchdog.ms is reported from an NMI and the panic path ends the boot.
  *
  * Who is watched (the rule docs/options.md states): a CPU while it runs
@@ -19,7 +19,7 @@
  * The end of a pause whose wait was answered is a sign of life (R4); a
  * wait that expired counts whole, and the CPU is watched through its
  * waits until its next sign of life (R5): the CPU it waited for was not
- * watched (include/kernel/watchdog_rule.h).
+ * watched (<arch/watchdog_rule.h>).
  *
  * A pause is one call at each end of the wait, not a touch in its loop:
  * under icount a waiting CPU's instructions are charged to the virtual
@@ -32,7 +32,7 @@
 #include <stdbool.h>
 #include <arch/percpu.h>
 #include <arch/trap.h>
-#include "kernel/watchdog_rule.h"
+#include <arch/watchdog_rule.h>
 
 /* After the LAPIC timer is measured and the APs are up: print the watchdog: line. */
 void watchdog_init(void);

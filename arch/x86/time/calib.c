@@ -18,7 +18,7 @@
  * order of it, is not a bound: a window disturbed by a long stall, where
  * u / d is large, would lie outside it; tests/host/test_pit.c has one.)
  */
-#include "trace/calib.h"
+#include <arch/calib.h>
 
 #define FS_PER_S	1000000000000000ull
 #define PPB		1000000000ull

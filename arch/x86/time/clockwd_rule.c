@@ -57,7 +57,7 @@
  * one measured as s1 within u1 in [s1 - u1, s1 + u1].  If they were one
  * skew, |s1 - s0| <= u0 + u1; more than that, and it changed.
  */
-#include "trace/clockwd.h"
+#include <arch/clockwd_rule.h>
 #include "lib/format.h"
 
 #define PPB		1000000000ull

@@ -6,15 +6,15 @@
  * bound within which no drift can be told from none; and whether a CPU's
  * re-measured TSC skew differs from the one its clock was built on by more
  * than both measurements' bounds.  No floating point.  The derivations are
- * in trace/clockwd.c.
+ * in arch/x86/time/clockwd_rule.c.
  */
-#ifndef TRACE_CLOCKWD_H
-#define TRACE_CLOCKWD_H
+#ifndef ARCH_CLOCKWD_RULE_H
+#define ARCH_CLOCKWD_RULE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "trace/calib.h"
+#include <arch/calib.h>
 
 /* One reading of the reference, bracketed by two TSC reads. */
 struct clockwd_sample {

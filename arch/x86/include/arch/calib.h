@@ -4,8 +4,8 @@
  * combining rounds. No floating point; errors are carried in parts per
  * billion (ppb) and printed as ppm with three decimals.
  */
-#ifndef TRACE_CALIB_H
-#define TRACE_CALIB_H
+#ifndef ARCH_CALIB_H
+#define ARCH_CALIB_H
 
 #include <stdbool.h>
 #include <stdint.h>

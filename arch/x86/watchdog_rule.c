@@ -1,8 +1,9 @@
 /*
- * The hard-lockup watchdog's rule: see include/kernel/watchdog_rule.h for
- * the terms and R1..R5. Portable; runs in the x86 watchdog's NMI.
+ * The hard-lockup watchdog's rule: see <arch/watchdog_rule.h> for the
+ * terms and R1..R5. Portable C (host-tested); runs in the x86 watchdog's
+ * NMI.
  */
-#include "kernel/watchdog_rule.h"
+#include <arch/watchdog_rule.h>
 
 void wd_begin(struct wd_cpu *w, uint64_t now)
 {

@@ -46,8 +46,8 @@
  * stores in program order (one CPU), and the compiler is kept from
  * caching them by the out-of-line calls both sides make.
  */
-#ifndef KERNEL_WATCHDOG_RULE_H
-#define KERNEL_WATCHDOG_RULE_H
+#ifndef ARCH_WATCHDOG_RULE_H
+#define ARCH_WATCHDOG_RULE_H
 
 #include <stdbool.h>
 #include <stdint.h>
