@@ -56,7 +56,7 @@ KERNEL_SRCS := kernel/main.c kernel/console.c kernel/console_input.c kernel/stri
 	kernel/tracer/ftrace/ktests_ftrace.c kernel/tracer/ftrace/ftrace_work.c kernel/tracer/persist.c \
 	kernel/lab/hwlat.c kernel/lab/c2c.c kernel/lab/timerlat.c
 DRIVER_SRCS := drivers/block/part.c drivers/block/fat32.c drivers/block/tracefile.c \
-	drivers/block/tracesave.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
+	drivers/block/tracesave.c drivers/usb/usb.c drivers/usb/xhci.c drivers/usb/xhci_dev.c drivers/usb/msc.c \
 	drivers/usb/stick.c drivers/usb/xhci_intr.c drivers/usb/hid_boot.c \
 	drivers/usb/usbkbd.c
 TRACE_SRCS := trace/clock.c trace/ring_buffer.c trace/ring_reader.c trace/ring_walk.c \
@@ -280,7 +280,7 @@ run: deps
 DUMP_READ_SRCS := trace/dump_read.c trace/dump_scan.c trace/dump_pack.c trace/text.c trace/text_ftrace.c trace/event_select.c trace/event_fmt.c trace/event_catalog.c trace/bprint.c lib/crc32.c \
 	trace/clock.c lib/format.c
 DECODE_SRCS := tools/baretrace-decode.c tools/ctf.c tools/trace_dat.c tools/damage.c \
-	tools/lab_summary.c tools/lab_plot.c trace/lab.c $(DUMP_READ_SRCS)
+	tools/lab_summary.c tools/lab_plot.c tools/lab_main.c trace/lab.c $(DUMP_READ_SRCS)
 tools: $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi $(BUILD)/tools/baretrace-usb
 # baretrace-usb: the partition, FAT32 and trace-file code of drivers/block/
 # (the same source the kernel will use) on a disk image; make usb-image

@@ -403,7 +403,6 @@ static bool xhci_probe(const struct pci_dev *d, void *arg)
 	if (!halt_and_reset(hc) || !setup_and_run(hc))
 		return true;
 	nr_controllers++;
-	xhci_ports(hc);
 	return true;
 }
 
@@ -422,16 +421,11 @@ bool usb_present(void)
 	return found;
 }
 
-void usb_init(void)
+struct xhci *xhci_start_all(unsigned *n)
 {
-	static bool done;
-
-	if (done)
-		return;
-	done = true;
-	if (!pci_find_class(XHCI_PCI_CLASS, XHCI_PCI_SUBCLASS, xhci_probe, NULL) ||
-	    !nr_controllers)
-		printk("usb: no usable xHCI controller\n");
+	pci_find_class(XHCI_PCI_CLASS, XHCI_PCI_SUBCLASS, xhci_probe, NULL);
+	*n = nr_controllers;
+	return controllers;
 }
 
 const char *usb_strerror(int err)

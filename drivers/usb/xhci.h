@@ -99,6 +99,13 @@ void xhci_poll_events(struct xhci *hc);
 long long xhci_deadline(uint32_t ms);
 bool xhci_expired(long long deadline_ns);
 
+/*
+ * Take every xHCI controller from the firmware, reset and run it (one
+ * line each; a controller that fails is named and left): the n usable
+ * ones, their ports not looked at yet.
+ */
+struct xhci *xhci_start_all(unsigned *n);
+
 /* xhci_dev.c */
 void xhci_ports(struct xhci *hc);
 /* The controller's side of endpoint dci after a stall, error or timeout. */
