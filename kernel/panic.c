@@ -140,7 +140,7 @@ static void panic_begin(struct trap_frame *f)
 	halt_forever();
 }
 
-void panic_nmi(struct trap_frame *f)
+static void panic_nmi(struct trap_frame *f)
 {
 	uint32_t owner = __atomic_load_n(&panic_cpu, __ATOMIC_ACQUIRE);
 	struct percpu *pc = this_cpu();
@@ -214,4 +214,4 @@ static void __attribute__((noreturn)) panic_end(enum trap_end how)
 	end_machine();
 }
 
-TRAP_FATAL(.begin = panic_begin, .end = panic_end);
+TRAP_FATAL(.begin = panic_begin, .end = panic_end, .nmi = panic_nmi);

@@ -14,7 +14,6 @@
 #include <arch/trap.h>
 #include <arch/tsc.h>
 #include <arch/watchdog.h>
-#include "kernel/panic.h"
 #include "kernel/tracing.h"	/* tracepoints: ipi_send, ipi_recv, nmi */
 #include "smp_internal.h"
 
@@ -31,7 +30,7 @@ static void on_call_ipi(struct trap_frame *f)
 /* NMIs are expected (tests, benchmarks): count and record them. Never traced (NMI). */
 static notrace void on_nmi(struct trap_frame *f)
 {
-	panic_nmi(f);	/* another CPU panics: stop here for good */
+	trap_fatal_nmi(f);	/* another CPU panics: stop here for good */
 	trace_nmi((uint32_t)this_cpu()->nmi_count);
 }
 

@@ -71,7 +71,7 @@ static void print_addr(const char *label, uint64_t addr)
 
 extern const struct trap_hook __start_trap_hooks[], __stop_trap_hooks[];
 _Static_assert(sizeof(struct trap_hook) == 40, "linker.ld's TRAP_HOOKS_MAX bound counts 40 bytes");
-_Static_assert(sizeof(struct trap_fatal_ops) == 16, "linker.ld's TRAP_FATAL bound counts 16 bytes");
+_Static_assert(sizeof(struct trap_fatal_ops) == 24, "linker.ld's TRAP_FATAL bound counts 24 bytes");
 
 /* ret from the slot at slot, as the hook that took the slot over (if any) maps it back. */
 static uint64_t unwind_ret(struct trap_unwind *u, uint64_t ret, const uint64_t *slot)
@@ -139,6 +139,14 @@ void trap_fatal_end(enum trap_end how)
 	if (ops)
 		ops->end(how);	/* stop the other CPUs, dump the trace, end */
 	machine_exit(false);
+}
+
+void trap_fatal_nmi(struct trap_frame *f)
+{
+	const struct trap_fatal_ops *ops = fatal_ops();
+
+	if (ops)
+		ops->nmi(f);
 }
 
 void trap_fatal(struct trap_frame *f, const char *why)

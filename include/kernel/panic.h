@@ -23,10 +23,9 @@
  * owner panicking again (a fault during its own report) prints one line
  * and ends. Its end(), after the owner's register report, stops the
  * others, dumps and ends, recording how (the watchdog's or a fault) as
- * the way the boot ended.
+ * the way the boot ended. Its nmi(), from every NMI, stops a CPU that
+ * another's report asks to stop.
  */
-/* From the NMI handler: stops this CPU for good if another one panics; else returns. */
-void panic_nmi(struct trap_frame *f);
 
 /*
  * Panic hooks: a subsystem with something to save at a panic (the

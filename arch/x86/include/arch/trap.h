@@ -86,6 +86,8 @@ struct trap_hook {
  *              CPU that owns the report (others wait there to be stopped)
  *   end(how)   after that CPU's report: stop the others, save, end the
  *              machine; how says what ended it (enum trap_end)
+ *   nmi(f)     from the NMI handler (trap_fatal_nmi()): stops this CPU
+ *              for good if another one owns a report; else returns
  *
  * With none linked, the report is printed and the machine exits.
  */
@@ -97,6 +99,7 @@ enum trap_end {
 struct trap_fatal_ops {
 	void (*begin)(struct trap_frame *f);
 	void (*end)(enum trap_end how) __attribute__((noreturn));
+	void (*nmi)(struct trap_frame *f);
 };
 
 #define TRAP_FATAL(...)							\
@@ -107,6 +110,8 @@ struct trap_fatal_ops {
 void trap_fatal_begin(struct trap_frame *f);
 /* The registered end(how), or exit with failure. */
 void __attribute__((noreturn)) trap_fatal_end(enum trap_end how);
+/* The registered nmi(f), if any. */
+void trap_fatal_nmi(struct trap_frame *f);
 
 typedef void (*trap_handler_t)(struct trap_frame *f);
 
