@@ -42,6 +42,8 @@ header's boot gets (no --cmdline: no file).  The boots:
     number), none lost, several times what the rings hold: the shell's idle
     loop drained it.  Over serial, the shell's own bytes between frames are
     the decoder's only damage, and the frames' bytes the kernel's count.
+    On the stick, the stream is ended by `reset` typed on a usb-kbd (a
+    command that rebuilds the buffers ends it first, whole), not `stop`.
 """
 import hashlib
 import os
@@ -540,7 +542,8 @@ def test_shell_streams_while_idle(shell, decoder, tools, tmp_path, sink):
     if sink == "usb":
         img, sock = tmp_path / "stick.img", tmp_path / "mon.sock"
         part = make_stick(tools, img, 8)
-        opts = ["--usb-image", str(img), "--monitor", str(sock)]
+        # A usb-kbd beside the stick: the command that ends the stream is typed on it.
+        opts = ["--usb-image", str(img), "--usb-kbd", "--monitor", str(sock)]
     s = shell(cmdline, smp=1, timeout=240, boot_timeout=150, opts=opts)
     if sink == "usb":
         check_stick_boot(monitor_cmd(sock, "info block", timeout=30), part, s.text(), cmdline)
@@ -553,8 +556,23 @@ def test_shell_streams_while_idle(shell, decoder, tools, tmp_path, sink):
     out = s.cmd("dump text")
     assert "error: dump: the stream of trace.record= is reading the buffers; 'stop' ends it" \
         in out, out
-    out = s.cmd("stop", timeout=120)
-    assert re.search(r"^trace: recording=off$", out, re.M), out
+    if sink == "usb":
+        # A command that rebuilds the buffers, typed on the USB keyboard while
+        # the stream is open: the stream ends first, whole (its END: decoded
+        # as complete below), then the buffers are rebuilt; recording goes on
+        # in memory, and `stop` after it has no stream left to end.
+        monitor_cmd(sock, keys("reset\n"), timeout=60)
+        out = s.wait_prompt(120)
+        order = [out.find(t) for t in ("record: the buffers are rebuilt: the stream ends first\n",
+                                       "record: saved dump_id=",
+                                       "trace: buffers emptied; recording=on\n")]
+        assert 0 <= order[0] < order[1] < order[2], out
+        stop = s.cmd("stop", timeout=120)
+        assert re.search(r"^trace: recording=off$", stop, re.M), stop
+        assert "record:" not in stop, stop
+    else:
+        out = s.cmd("stop", timeout=120)
+        assert re.search(r"^trace: recording=off$", out, re.M), out
     m = re.search(r"record: saved dump_id=\d+ pages=(\d+) events=(\d+) lost=(\d+) bytes=(\d+) "
                   r"ms=(\d+)$", out, re.M)
     assert m, out
