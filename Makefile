@@ -245,18 +245,26 @@ $(BUILD)/baretrace.iso: $(BUILD)/kernel.elf scripts/mkiso.sh
 # FAT32 partition labelled BARETRACE holding a contiguous TRACE.BIN of
 # TRACE_MB MiB whose first block is the trace file's header.  The image is
 # rebuilt when TRACE_MB changes (the stamp is rewritten only then).
+# CMDLINE="..." given to make (not make run's default above) also puts that
+# command line on the stick as CMDLINE.CFG, which its GRUB boots with; the
+# image is rebuilt when it changes (its own stamp).
 TRACE_MB ?= 64
+USB_CMDLINE = $(if $(filter file,$(origin CMDLINE)),,$(CMDLINE))
 .PHONY: usb-image
 usb-image: $(BUILD)/baretrace-usb.img
 $(BUILD)/gen/trace-mb.txt: FORCE
 	@mkdir -p $(@D)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(TRACE_MB)" ] || echo "$(TRACE_MB)" > $@
+$(BUILD)/gen/usb-cmdline.txt: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(USB_CMDLINE)" ] || echo "$(USB_CMDLINE)" > $@
 $(BUILD)/baretrace-usb.img: $(BUILD)/baretrace.iso $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-usb \
-		$(BUILD)/gen/trace-mb.txt scripts/mkusb-image.sh
+		$(BUILD)/gen/trace-mb.txt $(BUILD)/gen/usb-cmdline.txt scripts/mkusb-image.sh \
+		scripts/usb-cmdline.sh
 	@scripts/deps.sh --only mtools dosfstools fdisk	# mkfs.fat, mcopy, sfdisk
 	$(call quiet,USBIMG,$@)
 	$(Q)scripts/mkusb-image.sh $(BUILD)/baretrace.iso $(BUILD)/kernel.elf \
-		$(BUILD)/tools/baretrace-usb $@ "$(TRACE_MB)" "$(VERSION)"
+		$(BUILD)/tools/baretrace-usb $@ "$(TRACE_MB)" "$(VERSION)" "$(USB_CMDLINE)"
 
 # Write the stick's image to a USB stick: make usb DEV=/dev/sdX (asks first).
 usb: $(BUILD)/baretrace-usb.img
@@ -541,7 +549,8 @@ help:
 	@echo "  make / make kernel  build build/kernel.elf (make all: the same)"
 	@echo "  make iso            build build/baretrace.iso (BIOS and UEFI, USB-writable)"
 	@echo "  make usb-image      build/baretrace-usb.img: the image plus a BARETRACE FAT32 partition"
-	@echo "                      with a preallocated TRACE.BIN (TRACE_MB=$(TRACE_MB))"
+	@echo "                      with a preallocated TRACE.BIN (TRACE_MB=$(TRACE_MB)); CMDLINE=\"...\""
+	@echo "                      also puts the command line it boots with there (CMDLINE.CFG)"
 	@echo "  make usb DEV=/dev/sdX  write that image to a USB stick (shows the device, asks first)"
 	@echo "  make run            build and boot under QEMU (-smp $(CPUS), q35, SeaBIOS, CMDLINE=\"$(CMDLINE)\")"
 	@echo "  make tools          build/tools/baretrace-decode (captures to text, CTF, trace.dat), baretrace-acpi"

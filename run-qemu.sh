@@ -24,10 +24,13 @@
 # --serial-port: where the console chardev (stdout) is attached: COM1 (the
 # default), COM2 only (0x2F8, no COM1), or a PCI 16550 card (no COM1).
 # --usb: boot the image as a USB stick on an xHCI controller, not a CD.
-# --usb-image FILE: FILE (a raw image, e.g. build/baretrace-usb.img) as a
-# writable USB stick on a qemu-xhci controller; its writes stay in FILE.
-# The kernel still boots from the usual CD image, whose GRUB carries the
-# command line (the stick's own GRUB has the one make usb-image gave it).
+# --usb-image FILE: boot FILE (a stick's raw image made by make usb-image,
+# e.g. build/baretrace-usb.img) as a writable USB stick on a qemu-xhci
+# controller, no CD: its own GRUB, its own kernel; its writes stay in FILE.
+# With --cmdline, the line is written first into FILE's BARETRACE
+# partition as CMDLINE.CFG (scripts/usb-cmdline.sh), which the stick's GRUB
+# boots with; without, the stick boots as it is (its CMDLINE.CFG, else its
+# built-in line). --kernel and --grub-cmds do not apply to it.
 # --usb-port N: the stick on the controller's port N (QEMU's port=N, 1..4).
 # --usb-xhci PROPS: more qemu-xhci properties, e.g. p3=0 (no USB 3 ports:
 # the stick comes up at high speed on a USB 2 port). docs/usb.md.
@@ -50,7 +53,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 uefi=0 smp=1 machine=q35 memory=512M icount=0 hpet=1 cpu=max
-cmdline="" grub_cmds="" timeout_s="" serial_file="" kernel="$here/build/kernel.elf"
+cmdline="" cmdline_set=0 grub_cmds="" timeout_s="" serial_file=""
+kernel="$here/build/kernel.elf" kernel_set=0
 serial_port=com1 usb=0 usb_image="" usb_port="" usb_image2="" usb_port2="" usb_xhci="" usb_kbd=0 debug_exit=1 reboot=0 mem_file="" monitor="" qemu=${QEMU:-qemu-system-x86_64}
 extra=()
 
@@ -66,11 +70,11 @@ while [ $# -gt 0 ]; do
 	--icount) icount=1 ;;
 	--no-hpet) hpet=0 ;;
 	--cpu) cpu=${2:?--cpu needs a model}; shift ;;
-	--cmdline) cmdline=${2?--cmdline needs a string}; shift ;;
+	--cmdline) cmdline=${2?--cmdline needs a string}; cmdline_set=1; shift ;;
 	--grub-cmds) grub_cmds=${2?--grub-cmds needs a string}; shift ;;
 	--timeout) timeout_s=${2:?--timeout needs seconds}; shift ;;
 	--serial) serial_file=${2:?--serial needs a file}; shift ;;
-	--kernel) kernel=${2:?--kernel needs a file}; shift ;;
+	--kernel) kernel=${2:?--kernel needs a file}; kernel_set=1; shift ;;
 	--serial-port) serial_port=${2:?--serial-port needs com1, com2 or pci}; shift ;;
 	--usb) usb=1 ;;
 	--usb-image) usb_image=${2:?--usb-image needs a file}; shift ;;
@@ -96,10 +100,14 @@ case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com
 [[ "$smp" =~ ^[1-9][0-9]*(,maxcpus=[1-9][0-9]*)?$ ]] ||
 	die "--smp must be N or N,maxcpus=M (positive integers), not '$smp'"
 [ -z "$timeout_s" ] || [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be whole seconds, not '$timeout_s'"
-[ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
+[ -n "$usb_image" ] || [ -f "$kernel" ] || die "no kernel at $kernel: run 'make' first"
 [ -z "$usb_image" ] || [ -f "$usb_image" ] || die "--usb-image: no file '$usb_image'"
 [ -z "$usb_port" ] || [[ "$usb_port" =~ ^[1-9][0-9]*$ ]] || die "--usb-port must be a port number, not '$usb_port'"
 [ -z "$usb_image" ] || [ $usb -eq 0 ] || die "--usb-image and --usb each add a stick: use one"
+[ -z "$usb_image" ] || [ $kernel_set -eq 0 ] ||
+	die "--kernel: --usb-image's stick boots its own kernel (make usb-image puts it there)"
+[ -z "$usb_image" ] || [ -z "$grub_cmds" ] ||
+	die "--grub-cmds: --usb-image's stick boots with its own GRUB configuration"
 [ -z "$usb_image2" ] || [ -f "$usb_image2" ] || die "--usb-image2: no file '$usb_image2'"
 [ -z "$usb_image2" ] || [ $usb -eq 1 ] || [ -n "$usb_image" ] ||
 	die "--usb-image2 adds a second stick: give the first with --usb or --usb-image"
@@ -108,13 +116,20 @@ case "$serial_port" in com1|com2|pci) ;; *) die "--serial-port must be com1, com
 [ -z "$usb_port2" ] || [ "$usb_port2" != "$usb_port" ] || die "--usb-port2 must differ from --usb-port ($usb_port)"
 qemu_path=$(command -v "$qemu") || die "QEMU '$qemu' not found: run 'make deps' (for build/qemu10: 'make deps-qemu10')"
 
-# One cached image per kernel file and command line; rebuilt when the kernel is newer.
-cache="$here/build/iso-cache"
-mkdir -p "$cache"
-key=$(printf '%s\n%s\n%s' "$(realpath "$kernel")" "$cmdline" "$grub_cmds" | sha1sum | cut -c1-16)
-iso="$cache/$key.iso"
-if [ ! -f "$iso" ] || [ "$kernel" -nt "$iso" ]; then
-	"$here/scripts/mkiso.sh" "$kernel" "$iso" "$cmdline" "$grub_cmds" || exit 2
+if [ -n "$usb_image" ]; then
+	# The stick carries the command line: CMDLINE.CFG in its BARETRACE
+	# partition, written with mtools (TRACE.BIN is left as it is).
+	[ $cmdline_set -eq 0 ] || "$here/scripts/usb-cmdline.sh" "$usb_image" "$cmdline" || exit 2
+else
+	# One cached image per kernel file and command line; rebuilt when the
+	# kernel or scripts/mkiso.sh (the GRUB configuration) is newer.
+	cache="$here/build/iso-cache"
+	mkdir -p "$cache"
+	key=$(printf '%s\n%s\n%s' "$(realpath "$kernel")" "$cmdline" "$grub_cmds" | sha1sum | cut -c1-16)
+	iso="$cache/$key.iso"
+	if [ ! -f "$iso" ] || [ "$kernel" -nt "$iso" ] || [ "$here/scripts/mkiso.sh" -nt "$iso" ]; then
+		"$here/scripts/mkiso.sh" "$kernel" "$iso" "$cmdline" "$grub_cmds" || exit 2
+	fi
 fi
 
 machine_opt="$machine"
@@ -126,18 +141,19 @@ if [ -n "$mem_file" ]; then
 	args+=(-object "memory-backend-file,id=mem,size=$memory,mem-path=$mem_file,share=on"
 	       -machine memory-backend=mem)
 fi
-if [ $usb -eq 1 ]; then
+if [ -n "$usb_image" ]; then
+	# The stick boots itself (bootindex=1; no CD): SeaBIOS from its MBR,
+	# OVMF from its EFI system partition, as a real machine's firmware.
+	args+=(-drive "if=none,id=stick,format=raw,file=$usb_image"
+	       -device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}"
+	       -device "usb-storage,bus=xhci.0,drive=stick,bootindex=1${usb_port:+,port=$usb_port}")
+elif [ $usb -eq 1 ]; then
 	# A USB stick: the ISO is a hybrid image (MBR + GPT-style EFI partition).
 	# snapshot=on: the guest's writes never reach the cached image.
 	args+=(-drive "if=none,id=stick,format=raw,file=$iso,snapshot=on"
 	       -device qemu-xhci,id=xhci -device usb-storage,bus=xhci.0,drive=stick,bootindex=1)
 else
 	args+=(-cdrom "$iso" -boot d)
-fi
-if [ -n "$usb_image" ]; then
-	args+=(-drive "if=none,id=stick,format=raw,file=$usb_image"
-	       -device "qemu-xhci,id=xhci${usb_xhci:+,$usb_xhci}"
-	       -device "usb-storage,bus=xhci.0,drive=stick${usb_port:+,port=$usb_port}")
 fi
 if [ -n "$usb_image2" ]; then
 	# On the first stick's controller: xhci exists by now (--usb or --usb-image).

@@ -5,9 +5,11 @@
 # contiguous TRACE.BIN of TRACE_MB MiB whose first block is the trace file's
 # header.  The result is checked with the kernel's own reader before it is
 # moved into place.
-# Usage: mkusb-image.sh ISO KERNEL BARETRACE_USB OUT TRACE_MB VERSION
+# Usage: mkusb-image.sh ISO KERNEL BARETRACE_USB OUT TRACE_MB VERSION [CMDLINE]
+# CMDLINE, if given and not empty, goes into the partition as CMDLINE.CFG
+# (scripts/usb-cmdline.sh): the stick boots with it, not the ISO's own.
 set -euo pipefail
-iso=$1 kernel=$2 tool=$3 out=$4 mb=$5 version=$6
+iso=$1 kernel=$2 tool=$3 out=$4 mb=$5 version=$6 cmdline=${7:-}
 die() { echo "usb-image: $*" >&2; exit 2; }
 case "$mb" in ''|*[!0-9]*) die "TRACE_MB='$mb' is not a whole number of MiB" ;; esac
 # FAT32 files stop below 4 GiB; the header needs a block of data after it.
@@ -55,6 +57,8 @@ truncate -s $(( mb << 20 )) "$tmp/TRACE.BIN"
 # (the check below refuses the image if not).
 MTOOLS_SKIP_CHECK=1 mcopy -i "$tmp/part.img" "$tmp/TRACE.BIN" ::TRACE.BIN
 dd if="$tmp/part.img" of="$img" bs=1M seek=$(( start / 2048 )) conv=notrunc,sparse status=none
+# After TRACE.BIN: the file takes clusters after its last.
+[ -z "$cmdline" ] || "$(dirname "$0")/usb-cmdline.sh" "$img" "$cmdline"
 
 "$tool" find "$img" > "$tmp/find.txt" || { cat "$tmp/find.txt" >&2; die "the image fails its own check"; }
 mv "$img" "$out"

@@ -91,13 +91,17 @@ def image(args):
 
 def build_image(args):
     """Build the image run-qemu.sh would build for these arguments, where it
-    would: when it is missing or older than the kernel. (If the rule here
+    would: when it is missing or older than the kernel or mkiso.sh. (If the rule here
     drifted from run-qemu.sh's, run-qemu.sh would build its own: slower, never
     wrong; test_boot_lock.py checks that they agree.)"""
+    if "--usb-image" in args:
+        return                  # the stick boots its own GRUB image: none is built
     kernel, iso = image(args)
     if not kernel.exists():
         return                  # run-qemu.sh says so
-    if iso.exists() and iso.stat().st_mtime_ns >= kernel.stat().st_mtime_ns:
+    mkiso = ROOT / "scripts" / "mkiso.sh"
+    if iso.exists() and iso.stat().st_mtime_ns >= max(kernel.stat().st_mtime_ns,
+                                                      mkiso.stat().st_mtime_ns):
         return
     subprocess.run([str(ROOT / "scripts" / "mkiso.sh"), str(kernel), str(iso),
                     _option(args, "--cmdline", ""), _option(args, "--grub-cmds", "")],

@@ -62,9 +62,12 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
              no_hpet=False, memory=None, timeout=90, grub_cmds=None, opts=(), extra=(),
              serial=None, cpu=None, qemu_bin=None):
     """Boot once. opts: further run-qemu.sh options; extra: QEMU arguments;
-    qemu_bin: another QEMU than the system's."""
+    qemu_bin: another QEMU than the system's; cmdline None: no --cmdline (a
+    --usb-image stick then boots with the command line it carries)."""
     args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
-            "--machine", machine, "--cmdline", cmdline]
+            "--machine", machine]
+    if cmdline is not None:
+        args += ["--cmdline", cmdline]
     if cpu:
         args += ["--cpu", cpu]
     if qemu_bin:

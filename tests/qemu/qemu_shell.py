@@ -30,7 +30,8 @@ def monitor_cmd(path, line, timeout=10):
     """One HMP command (or a list of them, in order) over the --monitor Unix
     socket; returns once the monitor has carried it out (its next prompt: stop has stopped the vCPUs,
     system_reset is queued for the main loop, which takes it before it reads
-    another command)."""
+    another command), with what it answered (a list for a list: text up to
+    each next prompt, the command's echo first)."""
     deadline = time.time() + timeout
     while True:
         try:
@@ -50,12 +51,15 @@ def monitor_cmd(path, line, timeout=10):
             got += part
         return got
 
+    answers = []
     with s:
         s.settimeout(timeout)
         until_prompt()                      # the monitor's greeting and prompt
         for one in [line] if isinstance(line, str) else line:
             s.sendall(one.encode() + b"\n")
-            until_prompt()                  # the command's echo, its output, the next prompt
+            # The command's echo, its output, the next prompt.
+            answers.append(until_prompt().decode("utf-8", "replace").replace("\r", ""))
+    return answers[0] if isinstance(line, str) else answers
 
 
 class NoPrompt(AssertionError):

@@ -1,7 +1,13 @@
 """The trace saved to the USB stick (docs/usb.md): xHCI, mass storage, TRACE.BIN.
 
-Three boots, the stick a raw image made by scripts/mkusb-image.sh and
-attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
+The stick is a raw image made by scripts/mkusb-image.sh, booted itself with
+run-qemu.sh --usb-image as a real machine boots it: no CD, the firmware
+(SeaBIOS or OVMF) boots the stick's own GRUB, which boots the kernel with
+the command line run-qemu.sh wrote into the stick's CMDLINE.CFG.  Every such
+boot checks that it did: QEMU's `info block` (asked while it runs) shows the
+image as the only medium, and the kernel's `boot: cmdline=` line is the
+file's, not the stick's built-in one (STICK_BUILTIN), which the foreign
+header's boot gets (no --cmdline: no file).  The boots:
   - USB 3 (qemu-xhci's default: super speed on port 1), TRACE.BIN of 1 MiB:
     four dumps, each sent over serial (dump=bin) and saved (dump=usb); three
     fit, the fourth is refused as full.  TRACE.BIN taken out with mtools and
@@ -13,7 +19,7 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     and then the panic's (panic.dump=usb): the fault's 16 marks are the last
     events of the second save, fsck clean.
   - a foreign TRACE.BIN header: the refusal line, and the image's bytes
-    unchanged (sha256).
+    unchanged (sha256), booted with the stick's built-in command line.
   - trace.record=usb, two CPUs, rings of 4 pages, run=record twice on a
     1 MiB file: the first stream holds every bench event each CPU's writer
     says it stored, present or counted in a LOST marker exactly where it
@@ -36,11 +42,14 @@ attached with run-qemu.sh --usb-image (the kernel boots from the CD image):
     number), none lost, several times what the rings hold: the shell's idle
     loop drained it.  Over serial, the shell's own bytes between frames are
     the decoder's only damage, and the frames' bytes the kernel's count.
+    On the stick, the stream is ended by `reset` typed on a usb-kbd (a
+    command that rebuilds the buffers ends it first, whole), not `stop`.
 """
 import hashlib
 import os
 import re
 import subprocess
+import threading
 import time
 
 import pytest
@@ -52,20 +61,83 @@ BUILD = ROOT / "build"
 USB_TOOL = BUILD / "tools" / "baretrace-usb"
 
 
+# The command line built into the sticks' GRUB (what they boot with when their
+# BARETRACE partition holds no CMDLINE.CFG): none of the other tests' lines.
+STICK_BUILTIN = "run=dump dump=usb exit"
+
+
 @pytest.fixture(scope="module")
-def tools():
+def tools(tmp_path_factory):
+    """The tools, and the GRUB image the sticks are made of (STICK_BUILTIN built in)."""
     subprocess.run(["make", "-s", "iso", "tools", str(USB_TOOL.relative_to(ROOT))], cwd=ROOT,
                    check=True)
+    iso = tmp_path_factory.mktemp("stick-iso") / "stick.iso"
+    subprocess.run([ROOT / "scripts/mkiso.sh", BUILD / "kernel.elf", iso, STICK_BUILTIN],
+                   check=True)
+    return iso
 
 
-def make_stick(path, mb):
-    subprocess.run([ROOT / "scripts/mkusb-image.sh", BUILD / "baretrace.iso",
-                    BUILD / "kernel.elf", USB_TOOL, path, str(mb), "test-usb"], check=True)
+def make_stick(iso, path, mb):
+    subprocess.run([ROOT / "scripts/mkusb-image.sh", iso, BUILD / "kernel.elf", USB_TOOL, path,
+                    str(mb), "test-usb"], check=True)
     out = subprocess.run([USB_TOOL, "find", path], stdout=subprocess.PIPE, text=True,
                          check=True).stdout
     m = re.search(r"blocks (\d+)\+(\d+), file at (\d+), data at (\d+), (\d+) blocks", out)
     assert m, out
-    return {k: int(v) for k, v in zip(("start", "blocks", "file", "data", "ndata"), m.groups())}
+    part = {k: int(v) for k, v in zip(("start", "blocks", "file", "data", "ndata"), m.groups())}
+    part["img"] = path
+    return part
+
+
+def cmdline_cfg(part):
+    """The stick's CMDLINE.CFG, read by mtools (None if there is none)."""
+    p = subprocess.run(["mtype", "-i", f"{part['img']}@@{part['start'] * 512}",
+                        "::CMDLINE.CFG"], capture_output=True, text=True)
+    return p.stdout if p.returncode == 0 else None
+
+
+def check_stick_boot(blocks, part, text, cmdline):
+    """The kernel was booted from the stick, with cmdline: blocks is QEMU's
+    `info block` while it ran (the image the only medium: no CD, no disk but
+    the sticks), text its console.  cmdline came from the stick's
+    CMDLINE.CFG, unless it is the stick's built-in line (then no file)."""
+    assert blocks, f"no answer from the monitor to `info block`\n{text[-3000:]}"
+    media = dict(re.findall(r"^(\S+) \(#block\d+\): (\S+)", blocks, re.M))
+    assert media.get("stick") == str(part["img"]) and set(media) <= {"stick", "stick2"}, blocks
+    assert re.search(r"^ide2-cd0: \[not inserted\]", blocks, re.M), blocks
+    assert re.search(rf'^(\[[ .\d]+\] )?boot: cmdline="{re.escape(cmdline)}"$', text, re.M), \
+        text[-3000:]
+    cfg = cmdline_cfg(part)
+    if cmdline == STICK_BUILTIN:
+        assert cfg is None, cfg
+    else:
+        assert cfg is not None and cfg.strip().split("\n")[-1] == f"set cmdline='{cmdline}'", cfg
+
+
+def boot_stick(qemu, cmdline, part, tmp_path, opts=(), **kw):
+    """qemu(cmdline, ...) booting the stick part was made on (run-qemu.sh
+    --usb-image; cmdline None: the stick's own), checked by check_stick_boot():
+    `info block` is asked on a --monitor socket as soon as QEMU listens (the
+    guest takes seconds to end; the boot's lock may be waited for first)."""
+    sock, answer, done = tmp_path / "mon.sock", {}, threading.Event()
+
+    def ask():
+        while not sock.exists():
+            if done.wait(0.05):
+                return
+        answer["blocks"] = monitor_cmd(sock, "info block", timeout=30)
+
+    t = threading.Thread(target=ask, daemon=True)
+    t.start()
+    try:
+        r = qemu(cmdline, opts=["--usb-image", str(part["img"]), "--monitor", str(sock), *opts],
+                 **kw)
+    finally:
+        done.set()
+        t.join(40)
+    check_stick_boot(answer.get("blocks"), part, r.out,
+                     STICK_BUILTIN if cmdline is None else cmdline)
+    return r
 
 
 def take_out(img, part, tmp_path):
@@ -120,12 +192,11 @@ def test_usb3_saves_until_full(qemu, decoder, tools, tmp_path):
     (tmp_path / "f").mkdir()
     (tmp_path / "s").mkdir()
     img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
-    part = make_stick(img, 1)
+    part = make_stick(tools, img, 1)
     # Plain frames: sized so that the fourth save does not fit (PACK frames take a
     # third: test_usb2_save_and_panic saves those).
-    r = qemu("run=demo,dump,dump,dump dump=bin,usb dump.encoding=plain exit", timeout=240,
-             serial=serial,
-             opts=["--usb-image", str(img)])
+    r = boot_stick(qemu, "run=demo,dump,dump,dump dump=bin,usb dump.encoding=plain exit", part,
+                   tmp_path, timeout=240, serial=serial)
     # The fourth save does not fit: its job fails, the others pass.
     assert r.rc == 1, r.out
     assert r.all(r"^run: job=\w+ result=") == [
@@ -159,11 +230,12 @@ def test_usb2_save_and_panic(qemu, decoder, tools, tmp_path):
     (tmp_path / "f").mkdir()
     (tmp_path / "s").mkdir()
     img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
-    part = make_stick(img, 8)
-    # Under OVMF, which leaves its own xHCI driver's state behind and puts the
-    # controller's 64-bit BAR above the identity map (0xe000000000: 896 GiB).
-    r = qemu("run=demo,fault dump=bin,usb panic.dump=usb exit", timeout=180, serial=serial,
-             uefi=True, opts=["--usb-image", str(img), "--usb-xhci", "p3=0"])
+    part = make_stick(tools, img, 8)
+    # Under OVMF, which leaves its own xHCI driver's state behind (it booted
+    # from the stick on that controller) and puts the controller's 64-bit BAR
+    # above the identity map (0xe000000000: 896 GiB).
+    r = boot_stick(qemu, "run=demo,fault dump=bin,usb panic.dump=usb exit", part, tmp_path,
+                   timeout=180, serial=serial, uefi=True, opts=["--usb-xhci", "p3=0"])
     assert r.rc == 1, r.out                 # the fault fails the run
     assert r.all(r"^run: job=\w+ result=") == ["run: job=demo result=pass"], r.out
     assert r.has(r"^PANIC: unhandled exception: vector=14 "), r.out
@@ -185,12 +257,14 @@ def test_usb2_save_and_panic(qemu, decoder, tools, tmp_path):
 
 def test_foreign_header_is_never_written(qemu, tools, tmp_path):
     img = tmp_path / "stick.img"
-    part = make_stick(img, 1)
+    part = make_stick(tools, img, 1)
     with open(img, "r+b") as f:
         f.seek(part["file"] * 512)
         f.write(b"NOTOURS!" + bytes(504))
     before = sha(img)
-    r = qemu("run=dump dump=usb exit", timeout=120, opts=["--usb-image", str(img)])
+    # No --cmdline: nothing written before the boot either; the stick boots
+    # with its built-in line, which is this test's (STICK_BUILTIN).
+    r = boot_stick(qemu, None, part, tmp_path, timeout=120)
     assert r.has(r"^usb: storage="), r.out
     assert r.has(r"^usb: refused: TRACE\.BIN has no baretrace header \(foreign file\); "
                  r"storage=\"xhci \S+ port 1\" is never written$"), r.out
@@ -237,12 +311,12 @@ def record_check(text, stored, whole):
 
 def test_record_streams_a_trace_longer_than_the_ring(qemu, decoder, tools, tmp_path):
     img = tmp_path / "stick.img"
-    part = make_stick(img, 1)
+    part = make_stick(tools, img, 1)
     count, pages = 45000, 4
     # Plain frames: sized so that the second stream fills TRACE.BIN.
-    r = qemu(f"run=record,record trace.record=usb trace.pages={pages} dump.encoding=plain "
-             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
-             smp=2, timeout=240, opts=["--usb-image", str(img)])
+    r = boot_stick(qemu, f"run=record,record trace.record=usb trace.pages={pages} "
+                   f"dump.encoding=plain trace.events=-*,bench:bench record.count={count} "
+                   "record.rate=0 exit", part, tmp_path, smp=2, timeout=240)
     assert r.rc == 1, r.out                 # the second stream did not fit whole
     assert r.all(r"^run: job=\w+ result=") == ["run: job=record result=pass",
                                                "run: job=record result=fail"], r.out
@@ -284,11 +358,11 @@ def test_record_streams_packed(qemu, decoder, tools, tmp_path):
     """trace.record=usb in PACK frames (the default): a stream 4x the ring's size, every
     sequence number present or counted lost, the events the kernel says it saved."""
     img = tmp_path / "stick.img"
-    part = make_stick(img, 1)
+    part = make_stick(tools, img, 1)
     count, pages = 45000, 4
-    r = qemu(f"run=record trace.record=usb trace.pages={pages} "
-             f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
-             smp=2, timeout=240, opts=["--usb-image", str(img)])
+    r = boot_stick(qemu, f"run=record trace.record=usb trace.pages={pages} "
+                   f"trace.events=-*,bench:bench record.count={count} record.rate=0 exit",
+                   part, tmp_path, smp=2, timeout=240)
     assert r.rc == 0, r.out
     runs, end = one_stream(r, count)
     trace_bin = take_out(img, part, tmp_path)
@@ -380,11 +454,12 @@ def test_usb_keyboard_types_into_the_shell(shell, tools, tmp_path):
     through the monitor's sendkey: a line cut by Ctrl-C is dropped, the next
     runs; shift gives capitals and '!' (the shell names the unknown word)."""
     img = tmp_path / "stick.img"
-    make_stick(img, 1)
+    part = make_stick(tools, img, 1)
     sock = tmp_path / "mon.sock"
     s = shell("run=shell", smp=2, timeout=240, boot_timeout=150,
               opts=["--usb-image", str(img), "--usb-kbd", "--monitor", str(sock)])
     boot = s.text()
+    check_stick_boot(monitor_cmd(sock, "info block", timeout=30), part, boot, "run=shell")
     slots = re.findall(r"^\[[ .\d]+\] usb: device=\"[^\"]+\" id=\S+ speed=\S+ slot=(\d+)$",
                        boot, re.M)
     assert len(set(slots)) == 2, boot
@@ -430,14 +505,16 @@ def test_second_stick_without_baretrace(qemu, decoder, tools, tmp_path, plain_po
     (tmp_path / "f").mkdir()
     (tmp_path / "s").mkdir()
     img, serial = tmp_path / "stick.img", tmp_path / "serial.log"
-    part = make_stick(img, 8)
+    part = make_stick(tools, img, 8)
     plain = make_plain_disk(tmp_path)
     plain_sha, stick_port = sha(plain), 3 - plain_port
-    opts = ["--usb-image", str(img), "--usb-port", str(stick_port),
-            "--usb-image2", str(plain), "--usb-port2", str(plain_port)]
+    opts = ["--usb-port", str(stick_port), "--usb-image2", str(plain), "--usb-port2",
+            str(plain_port)]
     if usb2:
         opts += ["--usb-xhci", "p3=0"]
-    r = qemu("run=demo dump=bin,usb exit", timeout=240, serial=serial, uefi=uefi, opts=opts)
+    # The firmware boots the stick (bootindex), whichever port the plain disk is on.
+    r = boot_stick(qemu, "run=demo dump=bin,usb exit", part, tmp_path, timeout=240,
+                   serial=serial, uefi=uefi, opts=opts)
     assert sha(plain) == plain_sha, r.out    # first: never written, whatever else happened
     assert r.rc == 0, r.out
     usb, speed = ("usb2", "high") if usb2 else ("usb3", "super")
@@ -461,12 +538,15 @@ TICK = re.compile(r"^\s*\S+\s+\[(\d{3})\] .* lapic_tick: tick=(\d+)$")
 @pytest.mark.parametrize("sink", ["usb", "serial"])
 def test_shell_streams_while_idle(shell, decoder, tools, tmp_path, sink):
     pages, opts = 4, []
+    cmdline = f"run=shell trace.record={sink} trace.pages={pages} trace.events=-*,irq:lapic_tick"
     if sink == "usb":
-        img = tmp_path / "stick.img"
-        part = make_stick(img, 8)
-        opts = ["--usb-image", str(img)]
-    s = shell(f"run=shell trace.record={sink} trace.pages={pages} "
-              "trace.events=-*,irq:lapic_tick", smp=1, timeout=240, boot_timeout=150, opts=opts)
+        img, sock = tmp_path / "stick.img", tmp_path / "mon.sock"
+        part = make_stick(tools, img, 8)
+        # A usb-kbd beside the stick: the command that ends the stream is typed on it.
+        opts = ["--usb-image", str(img), "--usb-kbd", "--monitor", str(sock)]
+    s = shell(cmdline, smp=1, timeout=240, boot_timeout=150, opts=opts)
+    if sink == "usb":
+        check_stick_boot(monitor_cmd(sock, "info block", timeout=30), part, s.text(), cmdline)
     assert "trace: buffers emptied" in s.cmd("reset")
     out = s.cmd("start")
     assert re.search(r"^trace: recording=on$", out, re.M), out
@@ -476,12 +556,27 @@ def test_shell_streams_while_idle(shell, decoder, tools, tmp_path, sink):
     out = s.cmd("dump text")
     assert "error: dump: the stream of trace.record= is reading the buffers; 'stop' ends it" \
         in out, out
-    out = s.cmd("stop", timeout=120)
+    if sink == "usb":
+        # A command that rebuilds the buffers, typed on the USB keyboard while
+        # the stream is open: the stream ends first, whole (its END: decoded
+        # as complete below), then the buffers are rebuilt; recording goes on
+        # in memory, and `stop` after it has no stream left to end.
+        monitor_cmd(sock, keys("reset\n"), timeout=60)
+        out = s.wait_prompt(120)
+        order = [out.find(t) for t in ("record: the buffers are rebuilt: the stream ends first\n",
+                                       "record: saved dump_id=",
+                                       "trace: buffers emptied; recording=on\n")]
+        assert 0 <= order[0] < order[1] < order[2], out
+        stop = s.cmd("stop", timeout=120)
+        assert re.search(r"^trace: recording=off$", stop, re.M), stop
+        assert "record:" not in stop, stop
+    else:
+        out = s.cmd("stop", timeout=120)
+        assert re.search(r"^trace: recording=off$", out, re.M), out
     m = re.search(r"record: saved dump_id=\d+ pages=(\d+) events=(\d+) lost=(\d+) bytes=(\d+) "
                   r"ms=(\d+)$", out, re.M)
     assert m, out
     npages, events, lost, nbytes, ms = map(int, m.groups())
-    assert re.search(r"^trace: recording=off$", out, re.M), out
     s.send(b"poweroff\r")
     assert s.close(60) == 0, s.text()
     (tmp_path / "f").mkdir()

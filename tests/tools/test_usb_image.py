@@ -205,6 +205,44 @@ def test_trace_mb_sets_the_size(tmp_path):
         assert rc != 0 and line in o and not (tmp_path / "bad.img").exists(), o
 
 
+def test_cmdline_file_leaves_trace_bin_alone(tmp_path):
+    """The command line on the stick (CMDLINE.CFG, docs/usb.md): made by
+    mkusb-image.sh's CMDLINE, replaced by scripts/usb-cmdline.sh (what
+    run-qemu.sh --usb-image --cmdline runs). TRACE.BIN keeps its extent and
+    every byte, the reader still finds it, fsck.fat -n is clean, mtools
+    reads the line back; a line GRUB cannot carry and an image without a
+    BARETRACE partition are refused with the image unchanged."""
+    img = tmp_path / "stick.img"
+    run(ROOT / "scripts/mkusb-image.sh", ISO, BUILD / "kernel.elf", BUILD / "tools/baretrace-usb",
+        img, "3", "v-test", "run=demo exit")
+    found = find(img)[1]
+    m = FIND_RE.fullmatch(found.strip())
+    start, blocks, file_lba, data, n = (int(m.group(i)) for i in (3, 4, 5, 6, 7))
+    trace = bytes(view(img)[file_lba * BS:(data + n) * BS])
+    env = {**os.environ, "MTOOLS_SKIP_CHECK": "1"}
+    at = f"{img}@@{start * BS}"
+    for line in ("run=demo exit", "run=record trace.events=-*,bench:bench record.count=9 exit"):
+        if line != "run=demo exit":
+            run(ROOT / "scripts/usb-cmdline.sh", img, line)
+        assert find(img)[1] == found
+        assert bytes(view(img)[file_lba * BS:(data + n) * BS]) == trace
+        _, cfg = run("mtype", "-i", at, "::CMDLINE.CFG", env=env)
+        assert cfg.strip().split("\n")[-1] == f"set cmdline='{line}'", cfg
+        _, listing = run("mdir", "-b", "-i", at, "::", env=env)
+        assert sorted(listing.split()) == ["::/CMDLINE.CFG", "::/TRACE.BIN"], listing
+        part = tmp_path / "part.img"
+        part.write_bytes(view(img)[start * BS:(start + blocks) * BS])
+        rc, out = run("fsck.fat", "-n", part, ok=False)
+        assert rc == 0 and "differ" not in out and "Free cluster summary" not in out, out
+    before = digest(img)
+    for bad in ("run=demo a'b", 'a="b c"', "a\\b", "a\nb"):
+        rc, out = run(ROOT / "scripts/usb-cmdline.sh", img, bad, ok=False)
+        assert rc == 2 and "may not contain" in out, out
+    assert digest(img) == before
+    rc, out = run(ROOT / "scripts/usb-cmdline.sh", ISO, "exit", ok=False)
+    assert rc == 2 and "no FAT32 partition labelled BARETRACE" in out, out
+
+
 # ---- sticks made with the real tools, then damaged ---------------------------
 
 def make_stick(tmp_path, label="BARETRACE", table="gpt", files=(), trace=1 << 20,
