@@ -141,7 +141,12 @@ class Shell:
             os.killpg(self.p.pid, signal.SIGKILL)   # run-qemu.sh, timeout and QEMU
         except ProcessLookupError:
             pass
-        return self.p.wait()
+        return self._ended(self.p.wait())
+
+    def _ended(self, rc):
+        """QEMU has ended: the boot log says so (boot_times.py); rc passed on."""
+        boot_lock.log("end")
+        return rc
 
     def send(self, data: bytes):
         self.p.stdin.write(data)
@@ -160,7 +165,7 @@ class Shell:
         except OSError:
             pass
         try:
-            return self.p.wait(timeout)
+            return self._ended(self.p.wait(timeout))
         except subprocess.TimeoutExpired:
             self.p.kill()
-            return self.p.wait()
+            return self._ended(self.p.wait())
