@@ -60,9 +60,11 @@ class Run:
 
 def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
              no_hpet=False, memory=None, timeout=90, grub_cmds=None, opts=(), extra=(),
-             serial=None, cpu=None, qemu_bin=None):
+             serial=None, cpu=None, qemu_bin=None, untimed=False):
     """Boot once. opts: further run-qemu.sh options; extra: QEMU arguments;
-    qemu_bin: another QEMU than the system's."""
+    qemu_bin: another QEMU than the system's; untimed: the test asserts
+    nothing about time and needs no vCPUs running at once, so a multi-CPU
+    boot may share the machine (boot_lock.py)."""
     args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
             "--machine", machine, "--cmdline", cmdline]
     if cpu:
@@ -84,7 +86,7 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
     args += list(opts)
     if extra:
         args += ["--", *extra]
-    lock = boot_lock.acquire(args)      # before the timeouts start
+    lock = boot_lock.acquire(args, untimed)     # before the timeouts start
     try:
         p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, timeout=timeout + 60, cwd=ROOT,
