@@ -9,6 +9,13 @@ can be hurt by the other:
 - a plain-TCG boot with one CPU and no in-kernel tests, or only ones that
   time nothing (UNTIMED_KTESTS), uses one host thread and asserts nothing
   about time: it can share;
+- a plain-TCG boot with several CPUs and no in-kernel tests (or only
+  untimed ones) whose test declares itself untimed (run_qemu's and Shell's
+  `untimed=True`: it asserts nothing about time, skew or trust, and checks
+  nothing that needs the vCPUs to run at the same moment, such as a race)
+  can share: what a descheduled vCPU thread can do to it (a bring-up skew
+  bound marked untrusted, a demo that records less in its span) is not
+  what it checks, and it must pass beside other load anyway;
 - every other plain-TCG boot needs the machine to itself: with several vCPUs
   (MTTCG: one host thread each) the bring-up's skew measurement and the
   cross-CPU tests want the cores, and the in-kernel tests compare the TSC
@@ -56,21 +63,25 @@ ENABLED = "PYTEST_XDIST_WORKER" in os.environ
 
 # In-kernel tests that time nothing: a one-CPU boot that runs only these
 # shares the machine like one that runs none (the others compare clocks).
-UNTIMED_KTESTS = {"pmm_alloc_free", "acpi_tables_valid", "ring_buffer_refuses_bad_input"}
+# smp_call_reaches_every_cpu counts calls run; its 10 s is a hang bound.
+UNTIMED_KTESTS = {"pmm_alloc_free", "acpi_tables_valid", "ring_buffer_refuses_bad_input",
+                  "smp_call_reaches_every_cpu"}
 
 
-def exclusive(args):
-    """Whether a run-qemu.sh argument list needs the machine to itself."""
+def exclusive(args, untimed=False):
+    """Whether a run-qemu.sh argument list needs the machine to itself.
+    untimed: the test's word that it times nothing and needs no vCPUs
+    running at once (the module's docstring); it lets several CPUs share,
+    never a timed in-kernel test."""
     if "--icount" in args:
         return False
     smp = args[args.index("--smp") + 1] if "--smp" in args else "1"
     cmdline = args[args.index("--cmdline") + 1] if "--cmdline" in args else ""
-    if smp.split(",")[0] != "1":
-        return True
-    if "ktest" not in cmdline:
-        return False
-    named = [w.split("=", 1)[1] for w in cmdline.split() if w.startswith("ktest=")]
-    return not named or not set(",".join(named).split(",")) <= UNTIMED_KTESTS
+    if "ktest" in cmdline:
+        named = [w.split("=", 1)[1] for w in cmdline.split() if w.startswith("ktest=")]
+        if not named or not set(",".join(named).split(",")) <= UNTIMED_KTESTS:
+            return True
+    return smp.split(",")[0] != "1" and not untimed
 
 
 def _option(args, name, default):
@@ -109,17 +120,18 @@ def build_image(args):
                    stderr=subprocess.DEVNULL, check=False)    # a failure: run-qemu.sh tries again and says why
 
 
-def acquire(args):
-    """Take the lock a boot with these run-qemu.sh arguments needs; the
-    descriptor to pass to it (pass_fds), or None when this process already
-    holds one for a live QEMU. The boot's image is built first."""
+def acquire(args, untimed=False):
+    """Take the lock a boot with these run-qemu.sh arguments needs (untimed:
+    as for exclusive()); the descriptor to pass to it (pass_fds), or None
+    when this process already holds one for a live QEMU. The boot's image is
+    built first."""
     _live[:] = [p for p in _live if p.poll() is None]
     if args and args[0] == str(ROOT / "run-qemu.sh"):
         build_image(args)
     if not ENABLED or _live:
         return None
     LOCK.parent.mkdir(parents=True, exist_ok=True)
-    ex = exclusive(args)
+    ex = exclusive(args, untimed)
     t0 = time.time()
     gate = os.open(GATE, os.O_RDWR | os.O_CREAT, 0o644)
     try:

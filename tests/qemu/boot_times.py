@@ -3,8 +3,10 @@ boot_lock.py writes it): per file, the seconds its boots held the machine
 alone (exclusive) and shared it, the time boots waited for their lock, and
 the longest boots. The figures for conftest.FILE_COST.
 
-A boot's hold ends at the next line of its worker (its end, or the worker's
-next boot): a shell session that ended earlier is counted until then.
+A boot's hold ends at the next line of its worker: its end, or for a shell
+session the logs of which before 2026-12-06 have no end line, the moment the
+worker asked for its next boot's lock (not when it got it: the wait for an
+exclusive boot's lock is the other worker's hold, and was counted twice).
 Usage: boot_times.py LOG [N]  (N: how many of the longest boots to list;
 -1: the totals line only)
 """
@@ -25,7 +27,11 @@ def holds(path):
     for events in by_worker.values():
         for i, (ts, what, kv) in enumerate(events):
             if what == "lock":
-                end = events[i + 1][0] if i + 1 < len(events) else ts
+                end = ts
+                if i + 1 < len(events):
+                    nts, nwhat, nkv = events[i + 1]
+                    end = nts - float(nkv["wait"]) if nwhat == "lock" else nts
+                end = max(end, ts)
                 yield end - ts, kv["ex"] == "1", float(kv["wait"]), kv.get("test", "?")
 
 

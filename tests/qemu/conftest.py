@@ -60,10 +60,12 @@ class Run:
 
 def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
              no_hpet=False, memory=None, timeout=90, grub_cmds=None, opts=(), extra=(),
-             serial=None, cpu=None, qemu_bin=None):
+             serial=None, cpu=None, qemu_bin=None, untimed=False):
     """Boot once. opts: further run-qemu.sh options; extra: QEMU arguments;
     qemu_bin: another QEMU than the system's; cmdline None: no --cmdline (a
-    --usb-image stick then boots with the command line it carries)."""
+    --usb-image stick then boots with the command line it carries); untimed:
+    the test asserts nothing about time and needs no vCPUs running at once,
+    so a multi-CPU boot may share the machine (boot_lock.py)."""
     args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
             "--machine", machine]
     if cmdline is not None:
@@ -87,7 +89,7 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
     args += list(opts)
     if extra:
         args += ["--", *extra]
-    lock = boot_lock.acquire(args)      # before the timeouts start
+    lock = boot_lock.acquire(args, untimed)     # before the timeouts start
     try:
         p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, timeout=timeout + 60, cwd=ROOT,
@@ -144,25 +146,27 @@ def shell():
 
 
 # Seconds of boots each file holds the machine alone for (exclusive, in
-# boot_lock.py's sense) and shares it (icount and one-CPU boots), from a run
-# with BOOT_LOG set (2026-12-06, beside other load; `make test-qemu-times`
-# sums a log up). Only the order matters. With --dist loadfile a worker takes
-# a whole file at a time; an exclusive boot waits for the other worker's
-# shared boot to end, and that worker idles meanwhile. So the files made
-# mostly of exclusive boots go first, both workers taking turns at the
-# machine; then the mixed ones; then those made of shared boots, two at a
+# boot_lock.py's sense) and shares it (icount, one-CPU and untimed boots),
+# from the last quiet fresh-clone run's BOOT_LOG (2026-12-06, 238 boots;
+# `make test-qemu-times` sums a log up), and for the files whose boots were
+# since declared untimed, a quiet run of those files alone, -n 2, the same
+# day. Only the order matters.
+# With --dist loadfile a worker takes a whole file at a time; an exclusive
+# boot waits for the other worker's shared boot to end, and that worker
+# idles meanwhile. So the files made mostly of exclusive boots go first,
+# both workers taking turns at the machine; then the mixed ones; then those made of shared boots, two at a
 # time with nothing to wait for, the longest first so that neither worker is
 # left alone with a long file at the end. A file not listed counts as mixed.
 FILE_COST = {
-    "test_ftrace.py": (232, 98), "test_persist.py": (167, 51), "test_x2apic.py": (150, 15),
-    "test_dump.py": (76, 0), "test_events.py": (63, 0), "test_panic.py": (56, 7),
-    "test_dead_ap.py": (25, 0), "test_boot.py": (24, 10), "test_shell.py": (22, 0),
-    "test_static_keys.py": (18, 12), "test_usb.py": (15, 63), "test_trace_dat_qemu.py": (13, 0),
-    "test_acpi_tool.py": (13, 0), "test_realhw.py": (33, 33), "test_watchdog.py": (47, 63),
-    "test_trace.py": (45, 73), "test_clock.py": (4, 196), "test_skew.py": (18, 123),
-    "test_clockwd.py": (0, 105), "test_lab.py": (0, 99), "test_smp.py": (5, 70),
-    "test_clock_faults.py": (0, 41), "test_bench.py": (5, 29),
-    "test_ftrace_backtrace.py": (0, 9), "test_boot_lock.py": (1, 7),
+    "test_x2apic.py": (67, 15), "test_boot.py": (24, 14), "test_events.py": (35, 0),
+    "test_dump.py": (16, 2), "test_static_keys.py": (11, 7), "test_trace_dat_qemu.py": (4, 0),
+    "test_ftrace.py": (36, 32), "test_watchdog.py": (29, 33), "test_realhw.py": (19, 30),
+    "test_acpi_tool.py": (6, 9), "test_boot_lock.py": (1, 3), "test_persist.py": (0, 192),
+    "test_clock.py": (5, 134), "test_lab.py": (0, 95), "test_clockwd.py": (0, 91),
+    "test_skew.py": (9, 77), "test_trace.py": (13, 55), "test_usb.py": (12, 48),
+    "test_bench.py": (0, 58), "test_smp.py": (0, 54), "test_panic.py": (5, 40),
+    "test_clock_faults.py": (0, 39), "test_dead_ap.py": (0, 35), "test_shell.py": (0, 14),
+    "test_ftrace_backtrace.py": (0, 6),
 }
 
 

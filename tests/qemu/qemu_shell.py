@@ -76,15 +76,16 @@ class Shell:
     """A kernel booted with run=shell, driven through its serial console.
 
     timeout: run-qemu.sh's own limit for the whole session; boot_timeout: how
-    long to wait for the first prompt; opts: further run-qemu.sh options."""
+    long to wait for the first prompt; opts: further run-qemu.sh options;
+    untimed: as for conftest.run_qemu (boot_lock.py)."""
 
     PROMPT = PROMPT.decode()
 
     def __init__(self, cmdline="run=shell", smp=2, timeout=120, boot_timeout=90, opts=(),
-                 prompt=True):
+                 prompt=True, untimed=False):
         args = [str(ROOT / "run-qemu.sh"), "--timeout", str(timeout), "--smp", str(smp),
                 "--cmdline", cmdline, *opts]
-        lock = boot_lock.acquire(args)      # before boot_timeout starts
+        lock = boot_lock.acquire(args, untimed)     # before boot_timeout starts
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
                                   pass_fds=() if lock is None else (lock,))
@@ -145,7 +146,12 @@ class Shell:
             os.killpg(self.p.pid, signal.SIGKILL)   # run-qemu.sh, timeout and QEMU
         except ProcessLookupError:
             pass
-        return self.p.wait()
+        return self._ended(self.p.wait())
+
+    def _ended(self, rc):
+        """QEMU has ended: the boot log says so (boot_times.py); rc passed on."""
+        boot_lock.log("end")
+        return rc
 
     def send(self, data: bytes):
         self.p.stdin.write(data)
@@ -164,7 +170,7 @@ class Shell:
         except OSError:
             pass
         try:
-            return self.p.wait(timeout)
+            return self._ended(self.p.wait(timeout))
         except subprocess.TimeoutExpired:
             self.p.kill()
-            return self.p.wait()
+            return self._ended(self.p.wait())

@@ -98,7 +98,9 @@ def test_bad_bench_option_is_refused_at_boot(qemu):
 
 
 def test_bench_bad_input_keeps_the_shell(shell):
-    s = shell()
+    # Error lines, and short benches that must merely run: no figure is
+    # compared, so it shares the machine (untimed=True, boot_lock.py).
+    s = shell(untimed=True)
     assert s.cmd("bench").startswith("error: usage: bench ring|event|tracepoint|all")
     assert s.cmd("bench fast").startswith("error: usage: bench ring|event|tracepoint|all")
     assert s.cmd("bench tracepoint x=1") == "error: bench tracepoint takes no options\n"

@@ -1,7 +1,8 @@
 """boot_lock: which boots share the machine when the QEMU tests run in
 parallel. No QEMU here but in the last test: `sleep` children stand in for run-qemu.sh, holding
 the lock's descriptor as it would. Bugs caught: a classification that lets a
-multi-CPU or ktest TCG boot share (flaky timing tests under load), a lock
+multi-CPU or ktest TCG boot share (flaky timing tests under load) unless its
+test declared itself untimed, or lets a timed ktest share anyway, a lock
 that is not held by the child (released while QEMU still runs), an
 exclusive boot starved by shared ones (no turnstile), a worker waiting for
 its own live QEMU, a killed boot whose QEMU lives on, an image built before
@@ -35,6 +36,12 @@ def test_classification():
                                              "ktest=ring_buffer_refuses_bad_input exit"))
     assert boot_lock.exclusive(args(smp="2", cmdline="run=ktest ktest=pmm_alloc_free exit"))
     assert not boot_lock.exclusive(["run-qemu.sh", "--cmdline", "exit"])    # -smp 1 default
+    # A test that says it times nothing: several CPUs share, a timed ktest never.
+    assert not boot_lock.exclusive(args(smp="2", cmdline="run=shell"), untimed=True)
+    assert not boot_lock.exclusive(args(smp="4,maxcpus=8", cmdline="run=ktest "
+                                        "ktest=pmm_alloc_free exit"), untimed=True)
+    assert boot_lock.exclusive(args(smp="2", cmdline="run=ktest exit"), untimed=True)
+    assert boot_lock.exclusive(args(cmdline="run=ktest ktest=cross_cpu_order"), untimed=True)
 
 
 def held(fd, seconds):

@@ -121,7 +121,8 @@ def test_a_filter_item_matching_nothing_is_left_out(qemu):
 
 def test_boot_tracer_and_shell(shell):
     """ftrace= at boot, then the shell: tracer, functions, ftrace filter."""
-    s = shell("ftrace=function ftrace.filter=ftrace_work_* run=shell", smp=2)
+    s = shell("ftrace=function ftrace.filter=ftrace_work_* run=shell", smp=2,
+              untimed=True)   # answers and call graphs, no time: it shares (boot_lock.py)
     out = s.cmd("tracer")
     assert re.search(r"^ftrace: tracer=function sites=\d+ enabled=4 refused=0 ", out, re.M), out
     out = s.cmd("functions ftrace_work_*")

@@ -4,6 +4,11 @@ a host file (--mem-file) that outlives the run.
 
 Each test counts the kernel's banner: one per boot, so two banners in one
 QEMU run mean the guest reset and booted the same image again.
+
+What is checked is what survives a reset: banners, marks, event lines, the
+verdicts on the range; never a time, a skew or a race. So the multi-CPU
+boots share the machine (untimed=True, tests/qemu/boot_lock.py); the one
+that tests the clock watchdog runs under icount.
 """
 import random
 import re
@@ -21,7 +26,7 @@ BANNER = "trace recording laboratory, x86-64"
 @pytest.mark.parametrize("uefi", [False, True])
 def test_shell_reboot_boots_again_with_reboot(shell, uefi):
     opts = ["--reboot"] + (["--uefi"] if uefi else [])
-    s = shell("run=shell", smp=2, timeout=180, boot_timeout=120, opts=opts)
+    s = shell("run=shell", smp=2, timeout=180, boot_timeout=120, opts=opts, untimed=True)
     s.send(b"reboot\r")
     s.wait_prompt(120)                      # the second boot's shell
     out = s.text()
@@ -42,7 +47,8 @@ def test_shell_reboot_without_reboot_ends_qemu(shell):
 
 def test_monitor_system_reset_boots_again(shell, tmp_path):
     sock = tmp_path / "mon.sock"
-    s = shell("run=shell", smp=2, timeout=120, opts=["--reboot", "--monitor", str(sock)])
+    s = shell("run=shell", smp=2, timeout=120, opts=["--reboot", "--monitor", str(sock)],
+              untimed=True)
     monitor_cmd(sock, "system_reset")
     s.wait_prompt(90)
     assert s.text().count(BANNER) == 2, s.text()
@@ -108,10 +114,10 @@ def check_marks(events, marks):
         assert len(seqs) == stored
 
 
-def run_two_boots(shell, cmdline, smp, second, opts=(), how=None, timeout=300):
+def run_two_boots(shell, cmdline, smp, second, opts=(), how=None, timeout=300, untimed=True):
     """Boot with trace.persist=auto, end the first boot (how(s)), read the second's lines."""
     s = shell(cmdline, smp=smp, timeout=timeout, boot_timeout=180,
-              opts=["--reboot", *opts], prompt=how is not None)
+              opts=["--reboot", *opts], prompt=how is not None, untimed=untimed)
     if how:
         how(s)
     s.wait_for(second, 240)
@@ -244,7 +250,8 @@ def test_reset_during_the_seal_reads_the_unsealed_range(shell, tmp_path, stall):
     sock = tmp_path / "mon.sock"
     s = shell("trace.persist=auto run=marks,fault marks.count=400 panic.action=reboot "
               f"persist.dump.last=0 inject.seal_stall={stall}", smp=2, timeout=300,
-              boot_timeout=180, opts=["--reboot", "--monitor", str(sock)], prompt=False)
+              boot_timeout=180, opts=["--reboot", "--monitor", str(sock)], prompt=False,
+              untimed=True)
     s.wait_for(r"persist: seal stalled before", 120)
     monitor_cmd(sock, "system_reset")
     s.wait_for(r"persist: this_boot=2 ", 240)
@@ -278,7 +285,7 @@ def test_untrusted_clock_kept_for_the_next_boot(shell):
         shell, "trace.persist=auto run=demo,fault demo.ms=130 clock.watchdog_ms=40 clock=hpet "
         "inject.tsc_step=1000000 inject.tsc_step_cpu=1 dump=none panic.action=reboot "
         "panic.dump.last=0 persist.dump.last=0", 2, r"persist: this_boot=2 ",
-        opts=["--icount"], timeout=400)
+        opts=["--icount"], timeout=400, untimed=False)
     assert re.search(r"clock: watchdog: cpu=1 .*clock marked untrusted", first), first
     assert "persist: end=panic sealed this_boot=1" in first
     start = first.index("# tracer: baretrace")
@@ -337,7 +344,7 @@ def test_explicit_range_and_a_rebuilt_image(qemu, tmp_path):
     b_opts = opts + ["--kernel", str(tmp_path / "b.elf")]
     cmd = "trace.persist=0x6000000,256K"
     a = qemu(f"{cmd} run=marks marks.count=300 persist.dump.last=0 exit", smp=2, opts=opts,
-             timeout=90)
+             timeout=90, untimed=True)
     assert a.rc == 0, a.out
     m = re.search(r"^persist: this_boot=1 range=0x6000000-0x6040000 cpus=2 pages_per_cpu=(\d+)$",
                   "\n".join(a.lines), re.M)
@@ -348,7 +355,7 @@ def test_explicit_range_and_a_rebuilt_image(qemu, tmp_path):
     left = range_bytes(f)
 
     for how in ("", " persist.foreign=decode persist.dump.last=0"):
-        b = qemu(f"{cmd}{how} exit", smp=2, opts=b_opts, timeout=90)
+        b = qemu(f"{cmd}{how} exit", smp=2, opts=b_opts, timeout=90, untimed=True)
         assert b.rc == 0, b.out
         named = FOREIGN.search("\n".join(b.lines))
         assert named and named.groups() == (a_id, "1", "unknown", b_id), b.out
@@ -361,7 +368,7 @@ def test_explicit_range_and_a_rebuilt_image(qemu, tmp_path):
     check_marks(previous_trace(b.out), marks)
 
     b = qemu(f"{cmd} persist.foreign=reuse persist.dump.last=0 exit", smp=2, opts=b_opts,
-             timeout=90)
+             timeout=90, untimed=True)
     assert b.rc == 0, b.out
     assert b.has(r"^persist: another image's range reused \(persist.foreign=reuse\)$"), b.out
     check_marks(previous_trace(b.out), marks)   # printed before it is recorded over
@@ -417,7 +424,7 @@ def test_damaged_range_is_rejected_or_partly_read_never_invented(shell, tmp_path
     rnd = random.Random(16)
     ram, sock = tmp_path / "ram", tmp_path / "mon.sock"
     s = shell("trace.persist=auto run=fault panic.action=halt panic.dump.last=0 "
-              "persist.dump.last=0", smp=2, timeout=1500, prompt=False,
+              "persist.dump.last=0", smp=2, timeout=1500, prompt=False, untimed=True,
               opts=["--reboot", "--mem-file", str(ram), "--monitor", str(sock)])
     outcomes = {"valid": 0, "partial": 0, "rejected": 0}
     for i in range(DAMAGE_ROUNDS + 1):

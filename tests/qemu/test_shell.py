@@ -1,4 +1,7 @@
-"""The serial shell: every command, errors, editing, long lines, garbage, Ctrl-C."""
+"""The serial shell: every command, errors, editing, long lines, garbage, Ctrl-C.
+
+The shell's answers are checked, never how long they took: the two-CPU
+sessions share the machine (untimed=True, tests/qemu/boot_lock.py)."""
 import fcntl
 import os
 import pty
@@ -15,7 +18,7 @@ from conftest import ROOT
 
 
 def test_commands_and_errors(shell):
-    s = shell()
+    s = shell(untimed=True)
     out = s.cmd("help")
     for name in ("help", "clock", "cpus", "ktest", "poweroff"):
         assert re.search(rf"^  {name} ", out, re.M), out
@@ -38,7 +41,7 @@ def test_commands_and_errors(shell):
 
 
 def test_editing_long_lines_and_garbage(shell):
-    s = shell()
+    s = shell(untimed=True)
     # Backspace and DEL erase; Ctrl-U clears; Left/Right's escape sequences are swallowed.
     out = s.cmd("cpuz\x7f\x08us")
     assert "cpus: online=2" in out, out
@@ -71,7 +74,7 @@ def test_help_history_and_the_idle_loop(shell):
     short dump shows the work. Kills: help's fixed %-8s %-28s columns, arrows
     swallowed, no graph_depth form, clock_watchdog_poll traced 1000 times a
     second. The clock watchdog is off: its checks are work of their own."""
-    s = shell("run=shell clock.watchdog_ms=0")
+    s = shell("run=shell clock.watchdog_ms=0", untimed=True)
     out = s.cmd("help").splitlines()
     rows = [l for l in out if l.startswith("  ")]
     names = [l.split()[0] for l in rows]
@@ -123,7 +126,7 @@ def test_every_refusal_is_one_error_line(shell):
     refused and the tracer not started (never every function traced instead);
     a shell command refused answers one `error:` line and changes nothing."""
     s = shell("run=demo,nope,shell demo.ms=50 dump.last=-1 ftrace=function "
-              "ftrace.filter=lapic_*", timeout=300)
+              "ftrace.filter=lapic_*", timeout=300, untimed=True)
     boot = s.text()
     assert re.search(r"^\[[ \d.]+\] cmdline: run=demo,nope,shell: 'nope' is not known; "
                      r"accepted: comma-separated .*; left out: using run=demo,shell$", boot,

@@ -23,7 +23,8 @@ def test_all_cpus_up_icount(qemu):
 
 
 def test_maxcpus_limits_bringup(qemu):
-    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit maxcpus=2", smp=4)
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit maxcpus=2", smp=4,
+             untimed=True)      # which CPUs start, no time: it shares (boot_lock.py)
     assert r.rc == 0, r.out
     online = r.fields(r"^smp: online=")
     assert online["online"] == "2" and online["present"] == "4"
@@ -32,7 +33,8 @@ def test_maxcpus_limits_bringup(qemu):
 
 
 def test_bad_maxcpus(qemu):
-    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit maxcpus=0 maxcpus=abc", smp=2)
+    r = qemu("run=ktest ktest=smp_call_reaches_every_cpu exit maxcpus=0 maxcpus=abc", smp=2,
+             untimed=True)      # option errors, no time: it shares (boot_lock.py)
     assert r.rc == 0, r.out
     assert r.has(r"^cmdline: maxcpus=0: invalid value: out of range; accepted: 1\.\.256; left unchanged$")
     assert r.has(r"^cmdline: maxcpus=abc: invalid value: not a number; accepted: integer 1\.\.256; left unchanged$")

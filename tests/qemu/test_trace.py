@@ -99,7 +99,7 @@ def test_ring_buffer_discard_stalled(qemu):
 
 def test_trace_options(qemu):
     r = qemu("run=ktest ktest=ring_buffer_refuses_bad_input exit trace.pages=0 trace.pages=abc "
-             "trace.mode=fast", smp=2)
+             "trace.mode=fast", smp=2, untimed=True)     # option errors: it shares
     assert r.rc == 0, r.out
     assert r.has(r"^cmdline: trace\.pages=0: invalid value: out of range; accepted: 2\.\.65535; left unchanged$")
     assert r.has(r"^cmdline: trace\.pages=abc: invalid value: not a number; accepted: integer 2\.\.65535; left unchanged$")
@@ -111,7 +111,7 @@ def test_trace_options(qemu):
 
 def test_trace_pages_larger_than_memory_falls_back(qemu):
     r = qemu("run=ktest ktest=ring_buffer_refuses_bad_input exit trace.pages=65535 trace.mode=discard",
-             smp=4)
+             smp=4, untimed=True)        # a fallback, no time: it shares (boot_lock.py)
     assert r.rc == 0, r.out
     m = r.has(r"^trace: trace\.pages=65535 needs \d+ MiB for 4 CPUs but only \d+ MiB are free; "
               r"using trace\.pages=(\d+)$")
@@ -122,7 +122,7 @@ def test_trace_pages_larger_than_memory_falls_back(qemu):
 
 
 def test_shell_trace_commands(shell):
-    s = shell()
+    s = shell(untimed=True)     # answers and counts, no time: it shares (boot_lock.py)
     out = s.cmd("status")
     assert re.search(r"^trace: recording=on mode=overwrite pages_per_cpu=64 page_size=4096 cpus=2$", out, re.M), out
     rows = re.findall(r"^cpu=(\d+) entries=(\d+) overrun=(\d+) dropped=(\d+) commit_overrun=(\d+) "
