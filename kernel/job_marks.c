@@ -12,6 +12,10 @@
  * run=triple: reset the machine at once through a triple fault, the kernel
  * recording nothing about it (no end record, no seal): what the reset
  * button or a crash the kernel cannot report leaves to the next boot.
+ * With triple.in_event, it first reserves a bench event on this CPU and
+ * resets before committing it: a writer caught mid-event, which the next
+ * boot must find on the tail page, refuse and count (fault injection for
+ * what a reset from outside does at the wrong instant).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +26,7 @@
 #include "kernel/console.h"
 #include "kernel/jobs.h"
 #include "kernel/tracing.h"
+#include "trace/ring_buffer.h"
 
 static uint64_t marks_count = 1000;
 CMDLINE_OPTION(marks_count, .name = "marks.count", .type = OPT_UINT, .var = &marks_count,
@@ -69,8 +74,24 @@ bool job_marks(void)
 	return ok;
 }
 
+static bool triple_in_event;
+CMDLINE_OPTION(triple_in_event, .name = "triple.in_event", .type = OPT_FLAG,
+	       .var = &triple_in_event,
+	       .help = "run=triple: reset between a bench event's reserve and its commit");
+
 bool job_triple(void)
 {
 	printk("triple: resetting through a triple fault; the kernel records no end\n");
+	if (triple_in_event) {
+		void *data;
+		int err;
+
+		printk("triple: inside a bench event on cpu=%u\n", this_cpu()->cpu);
+		/* Never committed: the reset leaves this CPU's writer mid-event.
+		 * Nothing may print between the two: a line could be an event. */
+		err = ring_buffer_reserve(this_cpu_rb(), 8, &data);
+		if (err)
+			printk("triple: the reserve was refused (%d): no writer mid-event\n", err);
+	}
 	machine_triple_fault();
 }
