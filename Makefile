@@ -468,26 +468,30 @@ fuzz-dump: $(BUILD)/fuzz/fuzz_dump $(BUILD)/tools/mkcapture $(BUILD)/tools/mkcap
 		{ grep -a -A40 -m1 -e '==ERROR' -e 'runtime error' -e 'deadly signal' log; exit 1; }
 	@grep -a -e '^Done' -e 'new_units_added' $(BUILD)/fuzz/log
 
-# QEMU_TEST_JOBS pytest-xdist workers, a test file each at a time (loadfile:
-# a file's fixtures build once); tests/qemu/boot_lock.py decides which boots
-# may run at the same time (icount and one-CPU TCG boots without ktests share
-# the machine, the others have it to themselves). Default 2, the machine's
-# cores: on a quiet development machine the QEMU tests (then 176; `pytest --co
-# tests/qemu` counts them now) took 995 s against 1259 s serial (2026-12-03); QEMU_TEST_JOBS=1 runs them one after the other.
+# QEMU_TEST_JOBS pytest-xdist workers, each taking the next test when it is
+# free (loadgroup: a test at a time, a file that keeps state in its module as a
+# whole, in the order conftest.py gives from tests/qemu/boot_costs.txt);
+# tests/qemu/boot_lock.py decides which boots may run at the same time (icount
+# and one-CPU TCG boots without ktests share the machine, the others have it to
+# themselves). Default 2, the machine's cores; QEMU_TEST_JOBS=1 runs them one
+# after the other.
 QEMU_TEST_JOBS ?= 2
 # Each boot's lock and end go to $(BUILD)/qemu-boots.log; the run ends with
 # their totals, and `make test-qemu-times` sums the log up per file.
 test-qemu: $(BUILD)/kernel.elf $(BUILD)/tools/baretrace-decode $(BUILD)/tools/baretrace-acpi-asan deps-qemu10
 	@rm -f $(BUILD)/qemu-boots.log
 	@BOOT_LOG=$(abspath $(BUILD))/qemu-boots.log $(PYTHON) -m pytest -q --durations=25 \
-	  $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadfile) tests/qemu \
+	  $(if $(filter-out 1,$(QEMU_TEST_JOBS)),-n $(QEMU_TEST_JOBS) --dist loadgroup) tests/qemu \
 	  $(PYTEST_ARGS); rc=$$?; \
 	 [ ! -s $(BUILD)/qemu-boots.log ] || \
 	  echo "qemu boots: $$($(PYTHON) tests/qemu/boot_times.py $(BUILD)/qemu-boots.log -1)"; \
 	 exit $$rc
-.PHONY: test-qemu-times
+.PHONY: test-qemu-times test-qemu-costs
 test-qemu-times:
 	$(PYTHON) tests/qemu/boot_times.py $(BUILD)/qemu-boots.log 25
+# The order of the QEMU tests from the last run's log (run it after a quiet one).
+test-qemu-costs:
+	$(PYTHON) tests/qemu/boot_times.py --costs $(BUILD)/qemu-boots.log > tests/qemu/boot_costs.txt
 
 # The layout of the lines a change adds (.editorconfig): tabs, no trailing
 # whitespace, 100 columns; STYLE_BASE (default: the merge base with main).
@@ -564,6 +568,7 @@ help:
 	@echo "  make test-tools     the decoder against babeltrace2 and trace-cmd; make usb's refusals"
 	@echo "  make test-qemu      QEMU system tests (QEMU_TEST_JOBS workers; PYTEST_ARGS passed on)"
 	@echo "  make test-qemu-times  the last test-qemu's boots per file: exclusive and shared seconds"
+	@echo "  make test-qemu-costs  tests/qemu/boot_costs.txt (the QEMU tests' order) from that log"
 	@echo "  make test-ring-inject / test-ring-explore  ring buffer injection: sampled / all plans (EXPLORE_JOBS)"
 	@echo "  make fuzz           fuzz the dump decoder (FUZZ_TIME=$(FUZZ_TIME) s), persist, ACPI, stick parsers"
 	@echo "  make fuzz-persist / fuzz-acpi  one of them (FUZZ_PERSIST_TIME, FUZZ_ACPI_TIME)"

@@ -150,7 +150,8 @@ def log(what, **kw):
     path = os.environ.get("BOOT_LOG")
     if not path:
         return
-    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    # "<node id> (<phase>)": the id may hold spaces (parameter ids); it ends the line.
+    test = os.environ.get("PYTEST_CURRENT_TEST", "? ()").rsplit(" ", 1)[0]
     fields = " ".join(f"{k}={v}" for k, v in kw.items())
     with open(path, "a") as f:
         f.write(f"{time.time():.1f} {os.environ.get('PYTEST_XDIST_WORKER', '-')} {what} "

@@ -2,6 +2,7 @@
 
 Every run has a timeout; under TCG nothing here depends on wall-clock speed.
 """
+import fcntl
 import os
 import re
 import subprocess
@@ -103,10 +104,19 @@ def run_qemu(cmdline="", *, uefi=False, smp=1, machine="q35", icount=False,
     return Run(p.returncode, out, lines)
 
 
+def make_locked(*args, **kw):
+    """make ARGS in the tree, one worker at a time: the workers share build/,
+    and two makes of one target at once would write the same files."""
+    (ROOT / "build").mkdir(exist_ok=True)
+    with open(ROOT / "build" / "make-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(["make", "-s", *args], cwd=ROOT, check=True, **kw)
+
+
 @pytest.fixture(scope="session")
 def decoder():
     """The host decoder (tools/baretrace-decode), built once a session."""
-    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
+    make_locked("tools")
     assert DECODE.exists()
     return DECODE
 
@@ -145,41 +155,47 @@ def shell():
             s.kill()
 
 
-# Seconds of boots each file holds the machine alone for (exclusive, in
-# boot_lock.py's sense) and shares it (icount, one-CPU and untimed boots),
-# from the last quiet fresh-clone run's BOOT_LOG (2026-12-06, 238 boots;
-# `make test-qemu-times` sums a log up), and for the files whose boots were
-# since declared untimed, a quiet run of those files alone, -n 2, the same
-# day. Only the order matters.
-# With --dist loadfile a worker takes a whole file at a time; an exclusive
-# boot waits for the other worker's shared boot to end, and that worker
-# idles meanwhile. So the files made mostly of exclusive boots go first,
-# both workers taking turns at the machine; then the mixed ones; then those made of shared boots, two at a
-# time with nothing to wait for, the longest first so that neither worker is
-# left alone with a long file at the end. A file not listed counts as mixed.
-FILE_COST = {
-    "test_x2apic.py": (67, 15), "test_boot.py": (24, 14), "test_events.py": (35, 0),
-    "test_dump.py": (16, 2), "test_static_keys.py": (11, 7), "test_trace_dat_qemu.py": (4, 0),
-    "test_ftrace.py": (36, 32), "test_watchdog.py": (29, 33), "test_realhw.py": (19, 30),
-    "test_acpi_tool.py": (6, 9), "test_boot_lock.py": (1, 3), "test_persist.py": (0, 192),
-    "test_clock.py": (5, 134), "test_lab.py": (0, 95), "test_clockwd.py": (0, 91),
-    "test_skew.py": (9, 77), "test_trace.py": (13, 55), "test_usb.py": (12, 48),
-    "test_bench.py": (0, 58), "test_smp.py": (0, 54), "test_panic.py": (5, 40),
-    "test_clock_faults.py": (0, 39), "test_dead_ap.py": (0, 35), "test_shell.py": (0, 14),
-    "test_ftrace_backtrace.py": (0, 6),
-}
+# The order the tests start in. `make test-qemu` hands them out one at a
+# time (xdist's loadgroup; a test marked xdist_group goes with its group) to
+# whichever worker is free. An exclusive boot (boot_lock.py) waits for the
+# other worker's boot to end, and that worker idles meanwhile: behind a 40 s
+# shared boot, for 40 s. So every test with an exclusive boot goes first,
+# both workers taking turns at the machine, then the rest, two at a time with
+# nothing to wait for; longest first in each part, so that neither worker is
+# left alone with a long test at the end. BOOT_COSTS gives each test's
+# seconds from a quiet run (`make test-qemu-costs` rewrites it from the last
+# run's log); a test not in it counts as shared, 10 s. Only the order
+# depends on it. Against the whole files in turn it replaced (2026-12-06,
+# quiet, `make test-qemu`): 240 tests in 906 s instead of 1006 s, the boots'
+# waits for the lock 281 s instead of 509 s.
+BOOT_COSTS = Path(__file__).resolve().parent / "boot_costs.txt"
 
 
-def file_order(name):
-    """Sort key of a file: exclusive first, mixed, shared; longest first."""
-    ex, sh = FILE_COST.get(name, (30, 30))
-    frac = ex / max(ex + sh, 1)
-    return (0 if frac >= 0.6 else 1 if frac >= 0.25 else 2, -(ex + sh))
+def boot_costs():
+    """{test_x.py::test_y[params]: (exclusive_s, shared_s)} from BOOT_COSTS."""
+    costs = {}
+    for line in BOOT_COSTS.read_text().splitlines():
+        if line and not line.startswith("#"):
+            ex, sh, test = line.split(" ", 2)
+            costs[test] = (float(ex), float(sh))
+    return costs
 
 
+# Files whose tests share something a module keeps (test_lab.py: one boot per
+# CPU count, which several tests read) go to one worker whole.
+GROUPED_FILES = {"test_lab.py"}
+
+
+@pytest.hookimpl(tryfirst=True)     # before xdist's, which reads the groups
 def pytest_collection_modifyitems(session, config, items):
-    """Files in file_order(); the order within a file is kept."""
-    first = {}
-    for i, item in enumerate(items):
-        first.setdefault(item.path.name, i)
-    items.sort(key=lambda it: (file_order(it.path.name), first[it.path.name]))
+    """Tests with an exclusive boot first, then the others; longest first in each."""
+    costs = boot_costs()
+    for item in items:
+        if item.path.name in GROUPED_FILES:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+
+    def key(item):
+        test = item.path.name + "::" + item.nodeid.partition("::")[2]
+        ex, sh = costs.get(test, (0.0, 10.0))
+        return (0 if ex > 0 else 1, -(ex + sh))
+    items.sort(key=key)

@@ -29,7 +29,7 @@ import subprocess
 
 import pytest
 
-from conftest import DECODE, ROOT
+from conftest import DECODE, make_locked
 from helpers import ppb
 
 ICOUNT_HZ = 10**9
@@ -134,7 +134,7 @@ def test_drift_above_bound_marks_every_cpu(qemu, tmp_path):
     ktext = raw[start:raw.index(b"\xbaTR\xce", start)].decode()
     assert header_untrusted(ktext) == {0, 1}, ktext[:1500]
     assert "# U: clock=untrusted: " in ktext and "clock watchdog saw it drift" in ktext
-    subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
+    make_locked("tools")
     d = subprocess.run([str(DECODE), str(cap), "--text", str(tmp_path / "dec.txt")],
                        capture_output=True, timeout=120)
     assert d.returncode == 0, d.stderr

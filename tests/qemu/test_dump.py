@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, make_locked
 
 EVENT = re.compile(rb"^\s*(task|softirq|irq|nmi)/(\d+)-\d+\s+\[(\d{3})\] (\S{4})\s+(\d+)\.(\d{9}): (\w+): (.*)$")
 
@@ -243,8 +243,8 @@ EXTRA_PATHS = ["/", "/boot/grub", "/a/path/much/lo..."]   # the third cut at its
 def extra_kernel():
     """The kernel built with tests/host/events_extra.h (every field kind);
     the decoder is never built with them."""
-    subprocess.run(["make", "-s", "kernel", f"BUILD={EXTRA_BUILD}",
-                    "EVENTS_EXTRA=tests/host/events_extra.h"], cwd=ROOT, check=True, timeout=900)
+    make_locked("kernel", f"BUILD={EXTRA_BUILD}", "EVENTS_EXTRA=tests/host/events_extra.h",
+                timeout=900)
     return ROOT / EXTRA_BUILD / "kernel.elf"
 
 

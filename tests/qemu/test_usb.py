@@ -54,7 +54,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, make_locked
 from qemu_shell import monitor_cmd
 
 BUILD = ROOT / "build"
@@ -69,8 +69,7 @@ STICK_BUILTIN = "run=dump dump=usb exit"
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory):
     """The tools, and the GRUB image the sticks are made of (STICK_BUILTIN built in)."""
-    subprocess.run(["make", "-s", "iso", "tools", str(USB_TOOL.relative_to(ROOT))], cwd=ROOT,
-                   check=True)
+    make_locked("iso", "tools", str(USB_TOOL.relative_to(ROOT)))
     iso = tmp_path_factory.mktemp("stick-iso") / "stick.iso"
     subprocess.run([ROOT / "scripts/mkiso.sh", BUILD / "kernel.elf", iso, STICK_BUILTIN],
                    check=True)
