@@ -49,7 +49,10 @@ def costs(path):
 
 
 def short_id(test):
-    """A node id without its file's directory: test_x.py::test_y[params]."""
+    """A node id without its file's directory, nor the "@group" xdist's
+    loadgroup appends (after the parameters): test_x.py::test_y[params]."""
+    if test.rfind("@") > test.rfind("]"):
+        test = test[:test.rfind("@")]
     f, sep, rest = test.partition("::")
     return f.rsplit("/", 1)[-1] + sep + rest
 
