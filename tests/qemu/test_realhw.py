@@ -191,27 +191,34 @@ def test_framebuffer_console_matches_host_rendering(tmp_path):
     """OVMF and -vga std: GRUB sets the mode the kernel asks for, the kernel
     draws its log with the PSF font; the screenshot equals the same bytes
     rendered on the host from the same font file."""
-    q = LiveQemu(tmp_path, "", uefi=True, timeout=90, extra=["-vga", "std"])
+    font = fbrender.Font((ROOT / "build" / "gen" / "font-path.txt").read_text().strip())
+    ppm = tmp_path / "screen.ppm"
+    q = LiveQemu(tmp_path, "", uefi=True, timeout=150, extra=["-vga", "std"])
     try:
         q.wait_for(r"^\[[ 0-9.]+\] run: no jobs given", 60)
-        ppm = tmp_path / "screen.ppm"
-        q.monitor(f"screendump {ppm}")
+        # The screen follows the serial line: beside other load a screenshot
+        # taken at once caught it mid-scroll, a row half moved up. The kernel
+        # is idle now; take one until it equals the log rendered, 60 s at most.
+        deadline = time.time() + 60
+        while True:
+            q.monitor(f"screendump {ppm}")
+            text = q.text()
+            # What went to the framebuffer: the log from the kernel's first line
+            # on (the firmware and GRUB wrote to the serial line before it).
+            start = text.index(b"[    0.000000] baretrace ")
+            w, h, shot = fbrender.read_ppm(ppm)
+            assert (w, h) == (1024, 768)
+            want, grid = fbrender.render(font, text[start:], w, h)
+            if shot == want or time.time() > deadline:
+                break
+            time.sleep(0.5)
         q.monitor("quit")
     finally:
         q.close()
-    text = q.text()
     out = text.decode("utf-8", "replace")
     fb = dict(re.findall(r"(\w+)=(\S+)", re.search(r"console: found=fb (.*)", out).group(1)))
     assert fb["mode"] == "1024x768x32" and fb["text"] == "128x48" and fb["font"] == "8x16", fb
     assert re.search(r"console: using=ttyS0,fb,kbd$", out, re.M), out
-
-    # What went to the framebuffer: the log from the kernel's first line on
-    # (the firmware and GRUB wrote to the serial line before it).
-    start = text.index(b"[    0.000000] baretrace ")
-    font = fbrender.Font((ROOT / "build" / "gen" / "font-path.txt").read_text().strip())
-    w, h, shot = fbrender.read_ppm(ppm)
-    assert (w, h) == (1024, 768)
-    want, grid = fbrender.render(font, text[start:], w, h)
     fbrender.write_png(ROOT / "build" / "fbcon.png", w, h, shot)
     if shot != want:
         bad = [(y, x) for y in range(h) for x in range(0, w * 3, 3)
