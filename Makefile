@@ -404,7 +404,7 @@ test-tsan: $(addsuffix .tsan,$(addprefix $(BUILD)/host/,$(TSAN_TESTS)))
 # after another beside it: FUZZ_TIME in all, not 10 s more.
 fuzz: fuzz-dump
 CLANG ?= clang
-FUZZ_TIME ?= 30
+FUZZ_TIME ?= 20
 FUZZ_SRCS := tests/host/fuzz_dump.c tests/host/desc_check.c $(DUMP_READ_SRCS)
 FUZZ_CC = $(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Itests/host
