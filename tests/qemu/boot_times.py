@@ -57,16 +57,26 @@ def short_id(test):
     return f.rsplit("/", 1)[-1] + sep + rest
 
 
+COSTS_FILE = Path(__file__).resolve().parent / "boot_costs.txt"
+
+
+def listed_costs():
+    """{test_x.py::test_y[params]: (exclusive_s, shared_s)} from boot_costs.txt
+    (conftest.py orders the tests by it)."""
+    listed = {}
+    for line in COSTS_FILE.read_text().splitlines():
+        if line and not line.startswith("#"):
+            ex, sh, test = line.split(" ", 2)
+            listed[test] = (float(ex), float(sh))
+    return listed
+
+
 def misplaced(path):
     """Tests whose boots were exclusive but which boot_costs.txt lists as
     shared or not at all: conftest.py starts them too late."""
-    listed = {}
-    costs_file = Path(__file__).resolve().parent / "boot_costs.txt"
-    for line in costs_file.read_text().splitlines():
-        if line and not line.startswith("#"):
-            ex, _, test = line.split(" ", 2)
-            listed[test] = float(ex) > 0
-    return sorted(t for t, (e, _) in costs(path).items() if e > 0 and not listed.get(t))
+    listed = listed_costs()
+    return sorted(t for t, (e, _) in costs(path).items()
+                  if e > 0 and listed.get(t, (0.0, 0.0))[0] == 0)
 
 
 def main():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import boot_lock
+import boot_times
 from qemu_shell import Shell
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,23 +163,12 @@ def shell():
 # shared boot, for 40 s. So every test with an exclusive boot goes first,
 # both workers taking turns at the machine, then the rest, two at a time with
 # nothing to wait for; longest first in each part, so that neither worker is
-# left alone with a long test at the end. BOOT_COSTS gives each test's
+# left alone with a long test at the end. boot_costs.txt gives each test's
 # seconds from a quiet run (`make test-qemu-costs` rewrites it from the last
 # run's log); a test not in it counts as shared, 10 s. Only the order
 # depends on it. Against the whole files in turn it replaced (2026-12-06,
 # quiet, `make test-qemu`): 240 tests in 906 s instead of 1006 s, the boots'
 # waits for the lock 281 s instead of 509 s.
-BOOT_COSTS = Path(__file__).resolve().parent / "boot_costs.txt"
-
-
-def boot_costs():
-    """{test_x.py::test_y[params]: (exclusive_s, shared_s)} from BOOT_COSTS."""
-    costs = {}
-    for line in BOOT_COSTS.read_text().splitlines():
-        if line and not line.startswith("#"):
-            ex, sh, test = line.split(" ", 2)
-            costs[test] = (float(ex), float(sh))
-    return costs
 
 
 # Files whose tests share something a module keeps (test_lab.py: one boot per
@@ -189,7 +179,7 @@ GROUPED_FILES = {"test_lab.py"}
 @pytest.hookimpl(tryfirst=True)     # before xdist's, which reads the groups
 def pytest_collection_modifyitems(session, config, items):
     """Tests with an exclusive boot first, then the others; longest first in each."""
-    costs = boot_costs()
+    costs = boot_times.listed_costs()
     for item in items:
         if item.path.name in GROUPED_FILES:
             item.add_marker(pytest.mark.xdist_group(item.path.name))
